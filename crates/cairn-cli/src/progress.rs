@@ -1,0 +1,23 @@
+//! Progress bars for long jobs: drawn on stderr when it is a terminal, hidden otherwise.
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Below this many bytes a job ends too quickly for a bar to help.
+const MIN_BYTES_FOR_BAR: u64 = 64 << 20;
+
+/// A byte-count bar titled `what`; hidden for small jobs.
+pub fn bytes(what: &str, total: u64) -> ProgressBar {
+    if total < MIN_BYTES_FOR_BAR {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>12} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# cairn's whole test suite. Installs what the tests need from the public registries, then runs
+# every check: format, lints, unit/property/end-to-end tests (once per checksum kernel), a
+# benchmark smoke run and a short fuzzing run. CI runs exactly this (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Rust toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+rustup component add rustfmt clippy
+cargo --version
+
+step "format"
+cargo fmt --all -- --check
+
+step "lints"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "tests (kernel chosen at run time)"
+cargo test --workspace --locked
+
+step "tests with the portable kernel forced"
+CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
+
+step "tests with the crate kernels forced"
+CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
+
+step "benchmark smoke run"
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
+
+step "fuzzing (nightly toolchain and cargo-fuzz from the registries)"
+rustup toolchain install nightly --profile minimal
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --version 0.13.2 --locked
+fi
+for target in $(cd fuzz && cargo +nightly fuzz list); do
+    (cd fuzz && cargo +nightly fuzz run "$target" -- -max_total_time="${CAIRN_FUZZ_SECONDS:-30}")
+done
+
+step "all checks passed"
