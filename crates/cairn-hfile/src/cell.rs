@@ -1,0 +1,539 @@
+//! Cells in HBase's KeyValue layout, and HBase's cell order (`CellComparatorImpl`).
+//!
+//! A key is `rowLength u16 | row | familyLength u8 | family | qualifier | timestamp i64 | type
+//! u8`, big-endian; the qualifier's length is what remains. Index entries, file info and
+//! Bloom chunk indexes store keys in exactly this form.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Largest row HBase accepts (`Short.MAX_VALUE`).
+pub const MAX_ROW_LEN: usize = i16::MAX as usize;
+/// Largest family HBase accepts (`Byte.MAX_VALUE`).
+pub const MAX_FAMILY_LEN: usize = i8::MAX as usize;
+/// Largest tags section (an unsigned short).
+pub const MAX_TAGS_LEN: usize = u16::MAX as usize;
+/// Key bytes besides row, family and qualifier: row length, family length, timestamp, type.
+pub const KEY_INFRASTRUCTURE: usize = 2 + 1 + 8 + 1;
+/// `HConstants.LATEST_TIMESTAMP`.
+pub const LATEST_TIMESTAMP: i64 = i64::MAX;
+
+/// The type of a cell (`KeyValue.Type`), ordered in a file from `Maximum` down to `Minimum`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CellType {
+    /// Sorts after every real cell of its row/column; used by searches.
+    Minimum = 0,
+    /// A value.
+    Put = 4,
+    /// Deletes one version of a column.
+    Delete = 8,
+    /// Deletes one version of every column of a family.
+    DeleteFamilyVersion = 10,
+    /// Deletes all versions of a column up to a timestamp.
+    DeleteColumn = 12,
+    /// Deletes all columns of a family up to a timestamp.
+    DeleteFamily = 14,
+    /// Sorts before every real cell of its row/column; used by searches and index keys.
+    Maximum = 255,
+}
+
+impl CellType {
+    /// The type for a code, if it is one of HBase's.
+    pub fn from_code(code: u8) -> Option<CellType> {
+        Some(match code {
+            0 => CellType::Minimum,
+            4 => CellType::Put,
+            8 => CellType::Delete,
+            10 => CellType::DeleteFamilyVersion,
+            12 => CellType::DeleteColumn,
+            14 => CellType::DeleteFamily,
+            255 => CellType::Maximum,
+            _ => return None,
+        })
+    }
+
+    /// The code stored in keys.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// HBase's name for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellType::Minimum => "Minimum",
+            CellType::Put => "Put",
+            CellType::Delete => "Delete",
+            CellType::DeleteFamilyVersion => "DeleteFamilyVersion",
+            CellType::DeleteColumn => "DeleteColumn",
+            CellType::DeleteFamily => "DeleteFamily",
+            CellType::Maximum => "Maximum",
+        }
+    }
+}
+
+/// Why bytes are not a valid key or cell.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CellError {
+    /// The key is shorter than its own length fields say.
+    #[error("key of {len} bytes is too short: row length {row_len} and family length {family_len} need at least {needed}")]
+    KeyTooShort {
+        /// Key length.
+        len: usize,
+        /// Declared row length.
+        row_len: usize,
+        /// Declared family length.
+        family_len: usize,
+        /// Bytes those lengths need.
+        needed: usize,
+    },
+    /// A row over HBase's limit.
+    #[error("row of {0} bytes is longer than HBase's limit of 32767")]
+    RowTooLong(usize),
+    /// A family over HBase's limit.
+    #[error("family of {0} bytes is longer than HBase's limit of 127")]
+    FamilyTooLong(usize),
+    /// Tags over HBase's limit.
+    #[error("tags of {0} bytes are longer than HBase's limit of 65535")]
+    TagsTooLong(usize),
+    /// A cell that does not fit in its block.
+    #[error("cell at block offset {offset} is truncated: {what}")]
+    Truncated {
+        /// Offset within the block's data.
+        offset: usize,
+        /// What did not fit.
+        what: &'static str,
+    },
+}
+
+/// A key in KeyValue key format, borrowed.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyRef<'a> {
+    bytes: &'a [u8],
+    row_len: usize,
+    family_len: usize,
+}
+
+impl<'a> KeyRef<'a> {
+    /// Checks the length fields of `bytes` and wraps them.
+    pub fn parse(bytes: &'a [u8]) -> Result<KeyRef<'a>, CellError> {
+        let too_short = |row_len, family_len| CellError::KeyTooShort {
+            len: bytes.len(),
+            row_len,
+            family_len,
+            needed: row_len + family_len + KEY_INFRASTRUCTURE,
+        };
+        if bytes.len() < KEY_INFRASTRUCTURE {
+            return Err(too_short(0, 0));
+        }
+        let row_len = u16::from_be_bytes([bytes[0], bytes[1]]) as usize;
+        let family_len = *bytes
+            .get(2 + row_len)
+            .ok_or_else(|| too_short(row_len, 0))? as usize;
+        if row_len + family_len + KEY_INFRASTRUCTURE > bytes.len() {
+            return Err(too_short(row_len, family_len));
+        }
+        Ok(KeyRef {
+            bytes,
+            row_len,
+            family_len,
+        })
+    }
+
+    /// The serialized key.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The row.
+    pub fn row(&self) -> &'a [u8] {
+        &self.bytes[2..2 + self.row_len]
+    }
+
+    /// The column family.
+    pub fn family(&self) -> &'a [u8] {
+        let start = 3 + self.row_len;
+        &self.bytes[start..start + self.family_len]
+    }
+
+    /// The column qualifier.
+    pub fn qualifier(&self) -> &'a [u8] {
+        let start = 3 + self.row_len + self.family_len;
+        &self.bytes[start..self.bytes.len() - 9]
+    }
+
+    /// The timestamp.
+    pub fn timestamp(&self) -> i64 {
+        let end = self.bytes.len() - 1;
+        i64::from_be_bytes(self.bytes[end - 8..end].try_into().expect("8 bytes"))
+    }
+
+    /// The raw type code.
+    pub fn type_code(&self) -> u8 {
+        self.bytes[self.bytes.len() - 1]
+    }
+
+    /// The type, if the code is one of HBase's.
+    pub fn cell_type(&self) -> Option<CellType> {
+        CellType::from_code(self.type_code())
+    }
+
+    /// True for HBase's "last on row" search key: type Minimum, no family, no qualifier.
+    fn is_last_on_row(&self) -> bool {
+        self.type_code() == CellType::Minimum.code()
+            && self.family_len == 0
+            && self.bytes.len() == self.row_len + KEY_INFRASTRUCTURE
+    }
+}
+
+impl fmt::Debug for KeyRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}:{}/{}/{}",
+            Escaped(self.row()),
+            Escaped(self.family()),
+            Escaped(self.qualifier()),
+            self.timestamp(),
+            self.cell_type().map_or("?", CellType::name)
+        )
+    }
+}
+
+impl fmt::Display for KeyRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Bytes printed as HBase's `Bytes.toStringBinary` does: printable ASCII as is, the rest as
+/// `\xNN`.
+pub struct Escaped<'a>(pub &'a [u8]);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &b in self.0 {
+            if (0x20..0x7F).contains(&b) && b != b'\\' {
+                write!(f, "{}", b as char)?;
+            } else {
+                write!(f, "\\x{b:02X}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// HBase's key order (`CellComparatorImpl`, ignoring sequence ids): row, then family, then
+/// qualifier ascending as unsigned bytes; timestamp descending; type code descending. A
+/// "last on row" key sorts after every other key of its row.
+pub fn compare_keys(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Ordering {
+    a.row().cmp(b.row()).then_with(|| {
+        if a.is_last_on_row() {
+            return Ordering::Greater;
+        }
+        if b.is_last_on_row() {
+            return Ordering::Less;
+        }
+        a.family()
+            .cmp(b.family())
+            .then_with(|| a.qualifier().cmp(b.qualifier()))
+            .then_with(|| b.timestamp().cmp(&a.timestamp()))
+            .then_with(|| b.type_code().cmp(&a.type_code()))
+    })
+}
+
+/// [`compare_keys`] on serialized keys that are known to be valid.
+pub fn compare_key_bytes(a: &[u8], b: &[u8]) -> Result<Ordering, CellError> {
+    Ok(compare_keys(&KeyRef::parse(a)?, &KeyRef::parse(b)?))
+}
+
+/// A cell borrowed from a block (or from a [`KeyValue`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CellRef<'a> {
+    /// The key.
+    pub key: KeyRef<'a>,
+    /// The value.
+    pub value: &'a [u8],
+    /// The tags section (a sequence of `length u16 | type u8 | value`), empty if none.
+    pub tags: &'a [u8],
+    /// The MVCC write number / sequence id (0 when the file does not store them).
+    pub sequence_id: u64,
+}
+
+impl<'a> CellRef<'a> {
+    /// The row.
+    pub fn row(&self) -> &'a [u8] {
+        self.key.row()
+    }
+    /// The family.
+    pub fn family(&self) -> &'a [u8] {
+        self.key.family()
+    }
+    /// The qualifier.
+    pub fn qualifier(&self) -> &'a [u8] {
+        self.key.qualifier()
+    }
+    /// The timestamp.
+    pub fn timestamp(&self) -> i64 {
+        self.key.timestamp()
+    }
+    /// The type code.
+    pub fn type_code(&self) -> u8 {
+        self.key.type_code()
+    }
+
+    /// Bytes of this cell in KeyValue form (lengths, key, value, and tags if any).
+    pub fn serialized_len(&self) -> usize {
+        8 + self.key.as_bytes().len()
+            + self.value.len()
+            + if self.tags.is_empty() {
+                0
+            } else {
+                2 + self.tags.len()
+            }
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> KeyValue {
+        KeyValue {
+            key: self.key.as_bytes().to_vec(),
+            value: self.value.to_vec(),
+            tags: self.tags.to_vec(),
+            sequence_id: self.sequence_id,
+        }
+    }
+}
+
+impl fmt::Debug for CellRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?}/vlen={}/seqid={}",
+            self.key,
+            self.value.len(),
+            self.sequence_id
+        )
+    }
+}
+
+/// HBase's full cell order: [`compare_keys`], then sequence id descending.
+pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
+    compare_keys(&a.key, &b.key).then_with(|| b.sequence_id.cmp(&a.sequence_id))
+}
+
+/// An owned cell.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct KeyValue {
+    key: Vec<u8>,
+    value: Vec<u8>,
+    tags: Vec<u8>,
+    sequence_id: u64,
+}
+
+impl KeyValue {
+    /// A cell, checked against HBase's limits.
+    pub fn new(
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        timestamp: i64,
+        cell_type: CellType,
+        value: &[u8],
+    ) -> Result<KeyValue, CellError> {
+        Ok(KeyValue {
+            key: make_key(row, family, qualifier, timestamp, cell_type.code())?,
+            value: value.to_vec(),
+            tags: Vec::new(),
+            sequence_id: 0,
+        })
+    }
+
+    /// A Put.
+    pub fn put(
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        timestamp: i64,
+        value: &[u8],
+    ) -> Result<KeyValue, CellError> {
+        KeyValue::new(row, family, qualifier, timestamp, CellType::Put, value)
+    }
+
+    /// Sets the tags section (already serialized tags).
+    pub fn with_tags(mut self, tags: Vec<u8>) -> Result<KeyValue, CellError> {
+        if tags.len() > MAX_TAGS_LEN {
+            return Err(CellError::TagsTooLong(tags.len()));
+        }
+        self.tags = tags;
+        Ok(self)
+    }
+
+    /// Sets the sequence id.
+    pub fn with_sequence_id(mut self, sequence_id: u64) -> KeyValue {
+        self.sequence_id = sequence_id;
+        self
+    }
+
+    /// A borrowed view.
+    pub fn as_cell(&self) -> CellRef<'_> {
+        CellRef {
+            key: KeyRef::parse(&self.key).expect("built valid"),
+            value: &self.value,
+            tags: &self.tags,
+            sequence_id: self.sequence_id,
+        }
+    }
+
+    /// The serialized key.
+    pub fn key(&self) -> KeyRef<'_> {
+        KeyRef::parse(&self.key).expect("built valid")
+    }
+}
+
+impl fmt::Debug for KeyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.as_cell(), f)
+    }
+}
+
+/// Serializes a key.
+pub fn make_key(
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    timestamp: i64,
+    type_code: u8,
+) -> Result<Vec<u8>, CellError> {
+    if row.len() > MAX_ROW_LEN {
+        return Err(CellError::RowTooLong(row.len()));
+    }
+    if family.len() > MAX_FAMILY_LEN {
+        return Err(CellError::FamilyTooLong(family.len()));
+    }
+    let mut key =
+        Vec::with_capacity(KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len());
+    key.extend_from_slice(&(row.len() as u16).to_be_bytes());
+    key.extend_from_slice(row);
+    key.push(family.len() as u8);
+    key.extend_from_slice(family);
+    key.extend_from_slice(qualifier);
+    key.extend_from_slice(&timestamp.to_be_bytes());
+    key.push(type_code);
+    Ok(key)
+}
+
+/// HBase's `createFirstOnRow`: sorts before every cell of `row`.
+pub fn first_on_row(row: &[u8]) -> Result<Vec<u8>, CellError> {
+    make_key(row, &[], &[], LATEST_TIMESTAMP, CellType::Maximum.code())
+}
+
+/// HBase's `createFirstOnRowCol`: sorts before every version of the column.
+pub fn first_on_row_col(row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Vec<u8>, CellError> {
+    make_key(
+        row,
+        family,
+        qualifier,
+        LATEST_TIMESTAMP,
+        CellType::Maximum.code(),
+    )
+}
+
+/// HBase's `createLastOnRow`: sorts after every cell of `row`.
+pub fn last_on_row(row: &[u8]) -> Result<Vec<u8>, CellError> {
+    make_key(row, &[], &[], LATEST_TIMESTAMP, CellType::Minimum.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(row: &str, fam: &str, qual: &str, ts: i64, t: CellType) -> Vec<u8> {
+        make_key(
+            row.as_bytes(),
+            fam.as_bytes(),
+            qual.as_bytes(),
+            ts,
+            t.code(),
+        )
+        .unwrap()
+    }
+
+    fn cmp(a: &[u8], b: &[u8]) -> Ordering {
+        compare_key_bytes(a, b).unwrap()
+    }
+
+    #[test]
+    fn layout_matches_keyvalue() {
+        let k = key("r1", "f", "q", 5, CellType::Put);
+        assert_eq!(
+            k,
+            [0, 2, b'r', b'1', 1, b'f', b'q', 0, 0, 0, 0, 0, 0, 0, 5, 4]
+        );
+        let r = KeyRef::parse(&k).unwrap();
+        assert_eq!(
+            (r.row(), r.family(), r.qualifier()),
+            (&b"r1"[..], &b"f"[..], &b"q"[..])
+        );
+        assert_eq!((r.timestamp(), r.cell_type()), (5, Some(CellType::Put)));
+    }
+
+    #[test]
+    fn order_follows_cell_comparator_impl() {
+        let mut keys = vec![
+            key("b", "f", "q", 1, CellType::Put),
+            key("a", "f", "q", 1, CellType::Put),
+            key("a", "f", "q", 2, CellType::Put),
+            key("a", "f", "q", 2, CellType::DeleteColumn),
+            key("a", "f", "", 0, CellType::DeleteFamily),
+            key("a", "g", "", 9, CellType::Put),
+            key("a", "f", "r", 9, CellType::Put),
+            key("ab", "", "", 0, CellType::Put),
+            last_on_row(b"a").unwrap(),
+            first_on_row(b"a").unwrap(),
+        ];
+        keys.sort_by(|a, b| cmp(a, b));
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{:?}", KeyRef::parse(k).unwrap()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "a/:/9223372036854775807/Maximum",
+                "a/f:/0/DeleteFamily",
+                "a/f:q/2/DeleteColumn",
+                "a/f:q/2/Put",
+                "a/f:q/1/Put",
+                "a/f:r/9/Put",
+                "a/g:/9/Put",
+                "a/:/9223372036854775807/Minimum",
+                "ab/:/0/Put",
+                "b/f:q/1/Put",
+            ]
+        );
+        // Negative timestamps sort after positive ones (signed, descending).
+        assert_eq!(
+            cmp(
+                &key("a", "f", "q", -1, CellType::Put),
+                &key("a", "f", "q", 1, CellType::Put)
+            ),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn limits_and_malformed_keys_are_errors() {
+        assert_eq!(
+            make_key(&[0; 32768], b"f", b"", 0, 4),
+            Err(CellError::RowTooLong(32768))
+        );
+        assert!(make_key(&[0; 32767], b"f", b"", 0, 4).is_ok());
+        assert_eq!(
+            make_key(b"r", &[0; 128], b"", 0, 4),
+            Err(CellError::FamilyTooLong(128))
+        );
+        assert!(KeyRef::parse(&[0, 5, 1, 2]).is_err());
+        assert!(KeyRef::parse(&[0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0, 4]).is_err());
+        assert!(KeyRef::parse(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]).is_ok());
+    }
+}

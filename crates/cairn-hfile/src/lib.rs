@@ -1,0 +1,45 @@
+//! # cairn-hfile
+//!
+//! HBase's HFile v3 format, read and written bit-compatibly with HBase 2.6.
+//!
+//! **Owns:** the cell layout and order ([`cell`]), blocks with their header, compression and
+//! inline checksums ([`block`], [`compression`]), the multi-level block index, compound Bloom
+//! filters, file info and the fixed trailer, and the [`HFileWriter`] / [`HFileReader`] /
+//! [`HFileScanner`] built on them. Blocks reach the reader through a [`BlockSource`], so a cache
+//! can sit between the reader and the file.
+//!
+//! **Does not own:** caching blocks (the block cache crate), what a cell means for reads
+//! (versions, deletes, TTL: the region store), or where files live beyond positional reads.
+
+pub mod block;
+pub mod block_index;
+pub mod block_type;
+pub mod bloom;
+pub mod cell;
+pub mod compression;
+mod error;
+pub mod file_info;
+pub mod hash;
+pub mod trailer;
+pub mod vint;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use block::{Block, BlockHeader};
+pub use block_type::BlockType;
+pub use bloom::BloomType;
+pub use cell::{CellRef, CellType, KeyRef, KeyValue};
+pub use compression::{Compression, ZstdFraming};
+pub use error::{HFileError, Result};
+
+static CHECKSUM_FAILURES: AtomicU64 = AtomicU64::new(0);
+
+/// Blocks that failed their inline checksum since the process started (HBase's
+/// `HFile.CHECKSUM_FAILURES`, exported as `fsChecksumFailureCount`).
+pub fn checksum_failures() -> u64 {
+    CHECKSUM_FAILURES.load(Ordering::Relaxed)
+}
+
+pub(crate) fn count_checksum_failure() {
+    CHECKSUM_FAILURES.fetch_add(1, Ordering::Relaxed);
+}

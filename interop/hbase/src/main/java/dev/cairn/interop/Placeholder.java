@@ -1,0 +1,1 @@
+package dev.cairn.interop; public class Placeholder {}
