@@ -20,8 +20,12 @@ pub mod compression;
 mod error;
 pub mod file_info;
 pub mod hash;
+mod reader;
+mod scanner;
+pub mod source;
 pub mod trailer;
 pub mod vint;
+mod writer;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -31,6 +35,10 @@ pub use bloom::BloomType;
 pub use cell::{CellRef, CellType, KeyRef, KeyValue};
 pub use compression::{Compression, ZstdFraming};
 pub use error::{HFileError, Result};
+pub use reader::{HFileReader, LoadOnOpenBlock, ReaderOptions};
+pub use scanner::HFileScanner;
+pub use source::{BlockSource, FileBlockSource, LocalFile, RawSource};
+pub use writer::{midpoint_key, FileSummary, HFileWriter, WriterOptions};
 
 static CHECKSUM_FAILURES: AtomicU64 = AtomicU64::new(0);
 

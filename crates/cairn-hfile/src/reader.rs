@@ -1,0 +1,663 @@
+//! Reads HFiles: trailer, load-on-open section (data and meta index roots, file info, Bloom
+//! metadata), then blocks on demand through a [`BlockSource`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::block::{Block, DecodeContext};
+use crate::block_index::{KeyOrder, NonRootIndex, RootIndex};
+use crate::block_type::BlockType;
+use crate::bloom::{after_last_cell_key, rowcol_hash_key, BloomType, CompoundBloom};
+use crate::cell::{first_on_row, first_on_row_col, CellRef, KeyRef, KeyValue};
+use crate::error::{HFileError, Result};
+use crate::file_info::{keys, FileInfo};
+use crate::scanner::HFileScanner;
+use crate::source::{BlockSource, FileBlockSource, LocalFile, RawSource};
+use crate::trailer::{Trailer, TRAILER_SIZE};
+
+/// How a file is opened.
+#[derive(Clone)]
+pub struct ReaderOptions {
+    /// Verify every block's inline checksums (`hbase.regionserver.checksum.verify`, true).
+    pub verify_checksums: bool,
+    /// Another copy of the same file, read when a block from the first one is corrupt.
+    pub secondary: Option<Arc<dyn RawSource>>,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            verify_checksums: true,
+            secondary: None,
+        }
+    }
+}
+
+/// A block of the load-on-open section, for reports.
+#[derive(Clone, Debug)]
+pub struct LoadOnOpenBlock {
+    /// Type.
+    pub block_type: BlockType,
+    /// Offset.
+    pub offset: u64,
+    /// On-disk size with header and checksums.
+    pub on_disk_size: u64,
+    /// Uncompressed body size.
+    pub uncompressed_size: u32,
+}
+
+/// An open HFile.
+pub struct HFileReader {
+    path: Arc<str>,
+    source: Arc<dyn BlockSource>,
+    file_source: Arc<FileBlockSource>,
+    file_len: u64,
+    trailer: Trailer,
+    data_index: RootIndex,
+    meta_index: RootIndex,
+    file_info: FileInfo,
+    general_bloom: Option<CompoundBloom>,
+    bloom_type: BloomType,
+    last_bloom_key: Option<Vec<u8>>,
+    delete_family_bloom: Option<CompoundBloom>,
+    includes_tags: bool,
+    includes_mvcc: bool,
+    load_on_open: Vec<LoadOnOpenBlock>,
+}
+
+impl std::fmt::Debug for HFileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HFileReader")
+            .field("path", &self.path)
+            .field("file_len", &self.file_len)
+            .field("trailer", &self.trailer)
+            .finish()
+    }
+}
+
+impl HFileReader {
+    /// Opens a local file.
+    pub fn open(path: impl AsRef<Path>, options: ReaderOptions) -> Result<HFileReader> {
+        let name: Arc<str> = path.as_ref().display().to_string().into();
+        let file = LocalFile::open(path.as_ref()).map_err(|e| HFileError::io(&name, 0, e))?;
+        HFileReader::open_source(name, Arc::new(file), options)
+    }
+
+    /// Opens a file behind any raw source; `path` names it in errors.
+    pub fn open_source(
+        path: Arc<str>,
+        raw: Arc<dyn RawSource>,
+        options: ReaderOptions,
+    ) -> Result<HFileReader> {
+        let file_len = raw.len();
+        let tail_len = file_len.min(TRAILER_SIZE as u64);
+        let tail = raw
+            .read_at(file_len - tail_len, tail_len as usize)
+            .map_err(|e| HFileError::io(&path, file_len - tail_len, e))?;
+        let trailer = Trailer::decode(&tail, file_len, &path)?;
+        if !trailer.uses_cell_comparator() {
+            return Err(HFileError::Unsupported {
+                path: path.clone(),
+                what: format!(
+                    "comparator {}: cairn reads files in HBase's normal cell order only (not hbase:meta or raw-bytes files)",
+                    trailer.comparator_class_name
+                ),
+            });
+        }
+        if !trailer.compression.is_supported() {
+            return Err(HFileError::Unsupported {
+                path: path.clone(),
+                what: format!(
+                    "compression {} is not supported by this build of cairn",
+                    trailer.compression
+                ),
+            });
+        }
+        let ctx = DecodeContext {
+            path: path.clone(),
+            compression: trailer.compression,
+            verify_checksums: options.verify_checksums,
+        };
+        let limit = file_len - TRAILER_SIZE as u64;
+        let file_source = Arc::new(FileBlockSource::new(raw, options.secondary, ctx, limit));
+
+        // The load-on-open section: data root, meta root, file info, then Bloom metadata.
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut offset = trailer.load_on_open_data_offset;
+        let mut size_hint = None;
+        while offset < limit {
+            let b = file_source.read_block(offset, size_hint)?;
+            offset = b.next_offset();
+            size_hint = b.next_block_on_disk_size();
+            blocks.push(b);
+            if blocks.len() > 16 {
+                return Err(HFileError::corrupt(
+                    &path,
+                    "load-on-open section",
+                    trailer.load_on_open_data_offset,
+                    "more than 16 blocks",
+                ));
+            }
+        }
+        let expect = |i: usize, t: BlockType| -> Result<&Block> {
+            let b = blocks.get(i).ok_or_else(|| {
+                HFileError::corrupt(
+                    &path,
+                    "load-on-open section",
+                    trailer.load_on_open_data_offset,
+                    format!("block {i} ({t}) is missing"),
+                )
+            })?;
+            if b.block_type() != t {
+                return Err(HFileError::block(
+                    &path,
+                    Some(b.block_type()),
+                    b.offset(),
+                    format!("expected a {t} block here"),
+                ));
+            }
+            Ok(b)
+        };
+        let root = expect(0, BlockType::RootIndex)?;
+        let data_index = RootIndex::decode(
+            root.data(),
+            trailer.data_index_count,
+            KeyOrder::Cells,
+            trailer.num_data_index_levels > 1,
+            &path,
+            root.offset(),
+        )?;
+        let meta = expect(1, BlockType::RootIndex)?;
+        let meta_index = RootIndex::decode(
+            meta.data(),
+            trailer.meta_index_count,
+            KeyOrder::Bytes,
+            false,
+            &path,
+            meta.offset(),
+        )?;
+        let info_block = expect(2, BlockType::FileInfo)?;
+        if info_block.offset() != trailer.file_info_offset {
+            return Err(HFileError::corrupt(
+                &path,
+                "trailer",
+                limit,
+                format!(
+                    "file info is at offset {}, the trailer says {}",
+                    info_block.offset(),
+                    trailer.file_info_offset
+                ),
+            ));
+        }
+        let file_info = FileInfo::decode(info_block.data(), &path, info_block.offset())?;
+        if let Some(enc) = file_info
+            .get(keys::DATA_BLOCK_ENCODING)
+            .filter(|e| *e != b"NONE")
+        {
+            return Err(HFileError::Unsupported {
+                path: path.clone(),
+                what: format!(
+                    "data block encoding {}: cairn reads NONE only for now",
+                    String::from_utf8_lossy(enc)
+                ),
+            });
+        }
+        let mut general_bloom = None;
+        let mut delete_family_bloom = None;
+        for b in &blocks[3..] {
+            match b.block_type() {
+                BlockType::GeneralBloomMeta => {
+                    general_bloom = Some(CompoundBloom::decode(
+                        b.data(),
+                        &path,
+                        b.block_type(),
+                        b.offset(),
+                    )?)
+                }
+                BlockType::DeleteFamilyBloomMeta => {
+                    delete_family_bloom = Some(CompoundBloom::decode(
+                        b.data(),
+                        &path,
+                        b.block_type(),
+                        b.offset(),
+                    )?)
+                }
+                other => {
+                    return Err(HFileError::block(
+                        &path,
+                        Some(other),
+                        b.offset(),
+                        "unexpected in the load-on-open section",
+                    ))
+                }
+            }
+        }
+        let bloom_type = match file_info.get(keys::BLOOM_FILTER_TYPE) {
+            None => BloomType::None,
+            Some(b"ROW") => BloomType::Row,
+            Some(b"ROWCOL") => BloomType::RowCol,
+            // ROWPREFIX_FIXED_LENGTH and unknown kinds: read the file, ignore the filter.
+            Some(_) => BloomType::None,
+        };
+        if bloom_type == BloomType::None {
+            general_bloom = None;
+        }
+        if let Some(b) = &general_bloom {
+            if b.is_rowcol() != (bloom_type == BloomType::RowCol) {
+                return Err(HFileError::corrupt(
+                    &path,
+                    "Bloom filter metadata",
+                    trailer.load_on_open_data_offset,
+                    format!(
+                        "file info says {bloom_type} but the chunk index is ordered for {}",
+                        if b.is_rowcol() { "ROWCOL" } else { "ROW" }
+                    ),
+                ));
+            }
+        }
+        let load_on_open = blocks
+            .iter()
+            .map(|b| LoadOnOpenBlock {
+                block_type: b.block_type(),
+                offset: b.offset(),
+                on_disk_size: b.on_disk_size(),
+                uncompressed_size: b.header().uncompressed_size_without_header,
+            })
+            .collect();
+        Ok(HFileReader {
+            last_bloom_key: file_info.get(keys::LAST_BLOOM_KEY).map(<[u8]>::to_vec),
+            includes_tags: file_info.get(keys::MAX_TAGS_LEN).is_some(),
+            includes_mvcc: file_info.get_i32(keys::KEY_VALUE_VERSION) == Some(1),
+            source: file_source.clone(),
+            file_source,
+            path,
+            file_len,
+            trailer,
+            data_index,
+            meta_index,
+            file_info,
+            general_bloom,
+            bloom_type,
+            delete_family_bloom,
+            load_on_open,
+        })
+    }
+
+    /// Puts another block source (a cache) between the reader and the file; `wrap` receives
+    /// the file's own source.
+    pub fn with_block_source(
+        mut self,
+        wrap: impl FnOnce(Arc<FileBlockSource>) -> Arc<dyn BlockSource>,
+    ) -> HFileReader {
+        self.source = wrap(self.file_source.clone());
+        self
+    }
+
+    /// The file name used in errors.
+    pub fn path(&self) -> &Arc<str> {
+        &self.path
+    }
+
+    /// File length.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The trailer.
+    pub fn trailer(&self) -> &Trailer {
+        &self.trailer
+    }
+
+    /// The file info map.
+    pub fn file_info(&self) -> &FileInfo {
+        &self.file_info
+    }
+
+    /// The data index root.
+    pub fn data_index(&self) -> &RootIndex {
+        &self.data_index
+    }
+
+    /// The meta index.
+    pub fn meta_index(&self) -> &RootIndex {
+        &self.meta_index
+    }
+
+    /// The general Bloom filter, if the file has one cairn can use.
+    pub fn general_bloom(&self) -> Option<&CompoundBloom> {
+        self.general_bloom.as_ref()
+    }
+
+    /// The general Bloom filter's type.
+    pub fn bloom_type(&self) -> BloomType {
+        self.bloom_type
+    }
+
+    /// The delete-family Bloom filter.
+    pub fn delete_family_bloom(&self) -> Option<&CompoundBloom> {
+        self.delete_family_bloom.as_ref()
+    }
+
+    /// The blocks of the load-on-open section.
+    pub fn load_on_open_blocks(&self) -> &[LoadOnOpenBlock] {
+        &self.load_on_open
+    }
+
+    /// Whether cells carry a tags section.
+    pub fn includes_tags(&self) -> bool {
+        self.includes_tags
+    }
+
+    /// Whether cells carry sequence ids.
+    pub fn includes_mvcc(&self) -> bool {
+        self.includes_mvcc
+    }
+
+    /// Cells in the file.
+    pub fn entry_count(&self) -> u64 {
+        self.trailer.entry_count
+    }
+
+    /// The block source in use.
+    pub fn block_source(&self) -> &Arc<dyn BlockSource> {
+        &self.source
+    }
+
+    /// Reads a block through the block source, checking its type.
+    pub(crate) fn read_block(
+        &self,
+        offset: u64,
+        size: Option<u64>,
+        expected: &[BlockType],
+    ) -> Result<Block> {
+        let b = self.source.read_block(offset, size)?;
+        if !expected.contains(&b.block_type()) {
+            return Err(HFileError::block(
+                &self.path,
+                Some(b.block_type()),
+                offset,
+                format!(
+                    "expected {}",
+                    expected
+                        .iter()
+                        .map(|t| t.name())
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            ));
+        }
+        Ok(b)
+    }
+
+    /// The data block whose key range holds `key`: offset and on-disk size, or `None` when the
+    /// key sorts before the file's first key.
+    pub fn locate_data_block(&self, key: &[u8]) -> Result<Option<(u64, u64)>> {
+        let Some(i) = self.data_index.search(key) else {
+            return Ok(None);
+        };
+        let (_, mut offset, mut size) = self.data_index.entry(i);
+        let levels = self.trailer.num_data_index_levels;
+        for level in 1..levels {
+            let expected = if level + 1 < levels {
+                BlockType::IntermediateIndex
+            } else {
+                BlockType::LeafIndex
+            };
+            let block = self.read_block(offset, Some(size as u64), &[expected])?;
+            let idx = NonRootIndex::parse(
+                block.data(),
+                KeyOrder::Cells,
+                &self.path,
+                expected,
+                block.offset(),
+            )?;
+            let Some(j) = idx.search(key) else {
+                return Ok(None);
+            };
+            (offset, size) = idx.target(j);
+        }
+        Ok(Some((offset, size as u64)))
+    }
+
+    /// A scanner over the cells.
+    pub fn scanner(&self) -> HFileScanner<'_> {
+        HFileScanner::new(self)
+    }
+
+    /// The newest cell of a column, if the file has one (whatever its type); consults the
+    /// Bloom filter first.
+    pub fn get(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<KeyValue>> {
+        if !self.may_contain_column(row, family, qualifier)? {
+            return Ok(None);
+        }
+        let key = first_on_row_col(row, family, qualifier)?;
+        let mut s = self.scanner();
+        if !s.seek(&key)? {
+            return Ok(None);
+        }
+        Ok(s.cell()
+            .filter(|c| c.row() == row && c.family() == family && c.qualifier() == qualifier)
+            .map(|c| c.to_owned()))
+    }
+
+    /// Every cell of a row, after consulting the Bloom filter.
+    pub fn get_row(&self, row: &[u8]) -> Result<Vec<KeyValue>> {
+        let mut out = Vec::new();
+        if !self.may_contain_row(row)? {
+            return Ok(out);
+        }
+        let mut s = self.scanner();
+        let mut more = s.seek(&first_on_row(row)?)?;
+        while more {
+            let c = s.cell().expect("positioned");
+            if c.row() != row {
+                break;
+            }
+            out.push(c.to_owned());
+            more = s.next()?;
+        }
+        Ok(out)
+    }
+
+    /// False only when the Bloom filter proves `row` is absent (ROW filters; ROWCOL filters
+    /// cannot answer for whole rows and say true).
+    pub fn may_contain_row(&self, row: &[u8]) -> Result<bool> {
+        if self.trailer.entry_count == 0 {
+            return Ok(false);
+        }
+        match (&self.general_bloom, self.bloom_type) {
+            (Some(bloom), BloomType::Row) => {
+                if self
+                    .last_bloom_key
+                    .as_deref()
+                    .is_some_and(|last| row > last)
+                {
+                    return Ok(false);
+                }
+                self.bloom_contains(bloom, row, row)
+            }
+            _ => Ok(true),
+        }
+    }
+
+    /// False only when the Bloom filter proves the column (or, for ROW filters, the row) is
+    /// absent. For ROWCOL it also checks the row-only key, under which delete-family markers
+    /// are filed, exactly as HBase's `StoreFileReader` does.
+    pub fn may_contain_column(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<bool> {
+        match (&self.general_bloom, self.bloom_type) {
+            (Some(bloom), BloomType::RowCol) => {
+                if self.trailer.entry_count == 0 {
+                    return Ok(false);
+                }
+                let col_key = first_on_row_col(row, family, qualifier)?;
+                let row_key = first_on_row(row)?;
+                if let Some(last) = &self.last_bloom_key {
+                    if after_last_cell_key(&col_key, last) && after_last_cell_key(&row_key, last) {
+                        return Ok(false);
+                    }
+                }
+                let mut hash = Vec::new();
+                rowcol_hash_key(row, qualifier, &mut hash);
+                if self.bloom_contains(bloom, &col_key, &hash)? {
+                    return Ok(true);
+                }
+                rowcol_hash_key(row, &[], &mut hash);
+                self.bloom_contains(bloom, &row_key, &hash)
+            }
+            _ => self.may_contain_row(row),
+        }
+    }
+
+    fn bloom_contains(
+        &self,
+        bloom: &CompoundBloom,
+        index_key: &[u8],
+        hash_key: &[u8],
+    ) -> Result<bool> {
+        let Some((offset, size)) = bloom.chunk_for(index_key) else {
+            return Ok(false);
+        };
+        let chunk = self.read_block(offset, Some(size as u64), &[BlockType::BloomChunk])?;
+        Ok(bloom.chunk_contains(chunk.data(), hash_key))
+    }
+
+    /// The approximate middle key (HBase's `midKey`, used to split regions).
+    pub fn mid_key(&self) -> Result<Option<Vec<u8>>> {
+        if self.data_index.is_empty() {
+            return Ok(None);
+        }
+        if let Some(m) = self.data_index.mid_key() {
+            let leaf = self.read_block(
+                m.leaf_offset,
+                Some(m.leaf_on_disk_size as u64),
+                &[BlockType::LeafIndex],
+            )?;
+            let idx = NonRootIndex::parse(
+                leaf.data(),
+                KeyOrder::Cells,
+                &self.path,
+                BlockType::LeafIndex,
+                leaf.offset(),
+            )?;
+            let e = m.entry as usize;
+            if e >= idx.len() {
+                return Err(HFileError::block(
+                    &self.path,
+                    Some(BlockType::LeafIndex),
+                    leaf.offset(),
+                    format!("mid-key entry {e} of {}", idx.len()),
+                ));
+            }
+            return Ok(Some(idx.key(e).to_vec()));
+        }
+        Ok(Some(
+            self.data_index.entry(self.data_index.len() / 2).0.to_vec(),
+        ))
+    }
+
+    /// A named meta block's body.
+    pub fn meta_block(&self, name: &[u8]) -> Result<Option<Bytes>> {
+        let Some(i) = self.meta_index.search(name) else {
+            return Ok(None);
+        };
+        let (key, offset, size) = self.meta_index.entry(i);
+        if key != name {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.read_block(offset, Some(size as u64), &[BlockType::Meta])?
+                .data()
+                .clone(),
+        ))
+    }
+
+    /// Reads every block of the file in order, verifying each (`hfile -v`); calls `visit` with
+    /// each block, and stops at the first failure.
+    pub fn verify_all_blocks(&self, mut visit: impl FnMut(&Block)) -> Result<u64> {
+        let limit = self.file_len - TRAILER_SIZE as u64;
+        let (mut offset, mut hint, mut count) = (0u64, None, 0u64);
+        while offset < limit {
+            let b = self.file_source.read_block(offset, hint)?;
+            visit(&b);
+            count += 1;
+            offset = b.next_offset();
+            hint = b.next_block_on_disk_size();
+        }
+        Ok(count)
+    }
+
+    /// The key of the first cell, from the index (a real key: the first block is indexed by it).
+    pub fn first_key(&self) -> Option<&[u8]> {
+        (!self.data_index.is_empty()).then(|| self.data_index.entry(0).0)
+    }
+
+    /// The key of the last cell, from file info.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        self.file_info.get(keys::LASTKEY)
+    }
+
+    /// Parses a cell at `pos` of a data block body; returns it and where the next one starts.
+    pub(crate) fn parse_cell<'a>(
+        &self,
+        block: &'a Block,
+        pos: usize,
+    ) -> Result<(CellRef<'a>, usize)> {
+        let data = block.data();
+        let err = |what: &str| {
+            HFileError::block(
+                &self.path,
+                Some(BlockType::Data),
+                block.offset(),
+                format!("cell at data byte {pos}: {what}"),
+            )
+        };
+        let lens = data
+            .get(pos..pos + 8)
+            .ok_or_else(|| err("lengths cut off"))?;
+        let klen = u32::from_be_bytes(lens[..4].try_into().expect("4 bytes")) as usize;
+        let vlen = u32::from_be_bytes(lens[4..].try_into().expect("4 bytes")) as usize;
+        let key_start = pos + 8;
+        let value_start = key_start
+            .checked_add(klen)
+            .ok_or_else(|| err("key length overflows"))?;
+        let mut at = value_start
+            .checked_add(vlen)
+            .ok_or_else(|| err("value length overflows"))?;
+        if at > data.len() {
+            return Err(err(&format!(
+                "key of {klen} and value of {vlen} bytes run past the block"
+            )));
+        }
+        let key = KeyRef::parse(&data[key_start..value_start]).map_err(|e| err(&e.to_string()))?;
+        let value = &data[value_start..at];
+        let mut tags: &[u8] = &[];
+        if self.includes_tags {
+            let t = data
+                .get(at..at + 2)
+                .ok_or_else(|| err("tags length cut off"))?;
+            let tlen = u16::from_be_bytes([t[0], t[1]]) as usize;
+            tags = data
+                .get(at + 2..at + 2 + tlen)
+                .ok_or_else(|| err("tags cut off"))?;
+            at += 2 + tlen;
+        }
+        let mut sequence_id = 0;
+        if self.includes_mvcc {
+            let (v, used) =
+                crate::vint::read_vlong(&data[at..]).ok_or_else(|| err("sequence id cut off"))?;
+            sequence_id = v as u64;
+            at += used;
+        }
+        Ok((
+            CellRef {
+                key,
+                value,
+                tags,
+                sequence_id,
+            },
+            at,
+        ))
+    }
+}

@@ -1,0 +1,143 @@
+//! Forward scans and seeks over an HFile's cells, borrowed from the block buffer.
+
+use std::cmp::Ordering;
+
+use crate::block::Block;
+use crate::block_type::BlockType;
+use crate::cell::{compare_keys, CellRef, KeyRef};
+use crate::error::{HFileError, Result};
+use crate::reader::HFileReader;
+
+/// A position among an HFile's cells. Cells it hands out borrow from the current block,
+/// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
+pub struct HFileScanner<'r> {
+    reader: &'r HFileReader,
+    block: Option<Block>,
+    /// Start of the current cell in the block body, and of the next one.
+    pos: usize,
+    next_pos: usize,
+}
+
+impl<'r> HFileScanner<'r> {
+    pub(crate) fn new(reader: &'r HFileReader) -> HFileScanner<'r> {
+        HFileScanner {
+            reader,
+            block: None,
+            pos: 0,
+            next_pos: 0,
+        }
+    }
+
+    /// The current cell, or `None` before a seek or after the end.
+    pub fn cell(&self) -> Option<CellRef<'_>> {
+        let block = self.block.as_ref()?;
+        self.reader.parse_cell(block, self.pos).ok().map(|(c, _)| c)
+    }
+
+    /// Positions at the first cell; false for an empty file.
+    pub fn seek_to_first(&mut self) -> Result<bool> {
+        match self.reader.trailer().first_data_block_offset {
+            None => {
+                self.block = None;
+                Ok(false)
+            }
+            Some(offset) => {
+                // With a one-level index the root's first entry gives the size; deeper indexes
+                // point at leaf blocks, so the size comes from the block's header.
+                let size = (self.reader.trailer().num_data_index_levels == 1)
+                    .then(|| self.reader.data_index().entry(0).2 as u64);
+                self.load_block(offset, size)
+            }
+        }
+    }
+
+    /// Positions at the first cell whose key is ≥ `key` (a KeyValue key; use
+    /// [`crate::cell::first_on_row`] and friends to build search keys); false if none.
+    pub fn seek(&mut self, key: &[u8]) -> Result<bool> {
+        let search = KeyRef::parse(key)?;
+        match self.reader.locate_data_block(key)? {
+            None => self.seek_to_first(),
+            Some((offset, size)) => {
+                if !self.load_block(offset, Some(size))? {
+                    return Ok(false);
+                }
+                loop {
+                    let c = self.cell_checked()?;
+                    if compare_keys(&c.key, &search) != Ordering::Less {
+                        return Ok(true);
+                    }
+                    if !self.next()? {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves to the next cell; false at the end of the file.
+    pub fn next(&mut self) -> Result<bool> {
+        let Some(block) = &self.block else {
+            return Ok(false);
+        };
+        if self.next_pos < block.data().len() {
+            self.pos = self.next_pos;
+            self.next_pos = self.reader.parse_cell(block, self.pos)?.1;
+            return Ok(true);
+        }
+        // The next data block, skipping inline index and Bloom blocks.
+        let last = self.reader.trailer().last_data_block_offset.unwrap_or(0);
+        let (mut offset, mut hint) = (block.next_offset(), block.next_block_on_disk_size());
+        while offset <= last {
+            let b = self.reader.read_block(
+                offset,
+                hint,
+                &[
+                    BlockType::Data,
+                    BlockType::LeafIndex,
+                    BlockType::BloomChunk,
+                    BlockType::EncodedData,
+                ],
+            )?;
+            match b.block_type() {
+                BlockType::Data => return self.set_block(b),
+                BlockType::EncodedData => {
+                    return Err(HFileError::Unsupported {
+                        path: self.reader.path().clone(),
+                        what: format!("encoded data block at offset {offset}"),
+                    })
+                }
+                _ => {
+                    offset = b.next_offset();
+                    hint = b.next_block_on_disk_size();
+                }
+            }
+        }
+        self.block = None;
+        Ok(false)
+    }
+
+    fn load_block(&mut self, offset: u64, size: Option<u64>) -> Result<bool> {
+        let b = self.reader.read_block(offset, size, &[BlockType::Data])?;
+        self.set_block(b)
+    }
+
+    fn set_block(&mut self, b: Block) -> Result<bool> {
+        if b.data().is_empty() {
+            return Err(HFileError::block(
+                self.reader.path(),
+                Some(BlockType::Data),
+                b.offset(),
+                "empty data block",
+            ));
+        }
+        self.next_pos = self.reader.parse_cell(&b, 0)?.1;
+        self.pos = 0;
+        self.block = Some(b);
+        Ok(true)
+    }
+
+    fn cell_checked(&self) -> Result<CellRef<'_>> {
+        let block = self.block.as_ref().expect("positioned");
+        Ok(self.reader.parse_cell(block, self.pos)?.0)
+    }
+}

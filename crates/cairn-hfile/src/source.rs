@@ -1,0 +1,175 @@
+//! Where the reader's bytes and blocks come from.
+//!
+//! [`RawSource`]: positional reads of a file (local disk now; HDFS later). [`BlockSource`]:
+//! verified, decompressed blocks by offset; [`FileBlockSource`] reads them from a raw source and
+//! falls back to a secondary copy when a block is corrupt, and a block cache can wrap any
+//! block source without the reader knowing.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::block::{decode_block, on_disk_size_from_header, Block, DecodeContext, HEADER_SIZE};
+use crate::error::{HFileError, Result};
+
+/// Positional reads of one file's bytes.
+pub trait RawSource: Send + Sync {
+    /// File length.
+    fn len(&self) -> u64;
+
+    /// True for an empty file.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads exactly `len` bytes at `offset`.
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes>;
+}
+
+/// A local file read with `pread`.
+pub struct LocalFile {
+    file: File,
+    len: u64,
+}
+
+impl LocalFile {
+    /// Opens `path`.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<LocalFile> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(LocalFile { file, len })
+    }
+}
+
+impl RawSource for LocalFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(Bytes::from(buf))
+    }
+}
+
+/// Bytes in memory as a file (tests, fuzzing, files already read).
+impl RawSource for Bytes {
+    fn len(&self) -> u64 {
+        Bytes::len(self) as u64
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let end = start.checked_add(len).filter(|&e| e <= Bytes::len(self));
+        end.map(|end| self.slice(start..end))
+            .ok_or_else(|| io::ErrorKind::UnexpectedEof.into())
+    }
+}
+
+/// Verified, decompressed blocks by offset.
+pub trait BlockSource: Send + Sync {
+    /// The block at `offset`; `on_disk_size` (header, body and checksums) when the caller
+    /// knows it from an index, else it is read from the block's header.
+    fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block>;
+}
+
+/// Reads blocks from a file, verifying each; on corruption, reads the block once more from
+/// the secondary source if there is one (another replica, HDFS with its own checksums), and
+/// never returns a block that failed everywhere.
+pub struct FileBlockSource {
+    primary: Arc<dyn RawSource>,
+    secondary: Option<Arc<dyn RawSource>>,
+    ctx: DecodeContext,
+    /// Where the load-on-open section and trailer begin: blocks never extend past it.
+    limit: u64,
+}
+
+impl FileBlockSource {
+    /// A source for the blocks of one file.
+    pub fn new(
+        primary: Arc<dyn RawSource>,
+        secondary: Option<Arc<dyn RawSource>>,
+        ctx: DecodeContext,
+        limit: u64,
+    ) -> FileBlockSource {
+        FileBlockSource {
+            primary,
+            secondary,
+            ctx,
+            limit,
+        }
+    }
+
+    /// The decode settings.
+    pub fn context(&self) -> &DecodeContext {
+        &self.ctx
+    }
+
+    fn read_from(
+        &self,
+        raw: &dyn RawSource,
+        offset: u64,
+        on_disk_size: Option<u64>,
+    ) -> Result<Block> {
+        let path = &self.ctx.path;
+        let io = |e| HFileError::io(path, offset, e);
+        let size = match on_disk_size {
+            Some(s) => s,
+            None => {
+                if offset + HEADER_SIZE as u64 > self.limit {
+                    return Err(HFileError::block(
+                        path,
+                        None,
+                        offset,
+                        format!("header would end past byte {}", self.limit),
+                    ));
+                }
+                let h = raw.read_at(offset, HEADER_SIZE).map_err(io)?;
+                on_disk_size_from_header(&h).expect("a full header")
+            }
+        };
+        let end = offset
+            .checked_add(size)
+            .filter(|&e| e <= self.limit && size >= HEADER_SIZE as u64);
+        let Some(end) = end else {
+            return Err(HFileError::block(
+                path,
+                None,
+                offset,
+                format!(
+                    "a block of {size} bytes does not fit before byte {}",
+                    self.limit
+                ),
+            ));
+        };
+        // Read the next block's header too: scans learn the next size without another read.
+        let want = (end + HEADER_SIZE as u64).min(raw.len()) - offset;
+        let bytes = raw.read_at(offset, want as usize).map_err(io)?;
+        decode_block(bytes, offset, size as usize, &self.ctx)
+    }
+}
+
+impl BlockSource for FileBlockSource {
+    fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
+        match self.read_from(&*self.primary, offset, on_disk_size) {
+            Err(primary) if primary.is_corruption() => match &self.secondary {
+                None => Err(primary),
+                Some(secondary) => {
+                    self.read_from(&**secondary, offset, on_disk_size)
+                        .map_err(|e| HFileError::CorruptEverywhere {
+                            path: self.ctx.path.clone(),
+                            block_offset: offset,
+                            primary: Box::new(primary),
+                            secondary: Box::new(e),
+                        })
+                }
+            },
+            other => other,
+        }
+    }
+}
