@@ -4,16 +4,17 @@
 //!
 //! Bits for a key: `h1 = hash(key, 0)`, `h2 = hash(key, h1)`, positions
 //! `|(h1 + i·h2) mod bits|` for `i < hashCount` in 32-bit wrapping arithmetic, least significant
-//! bit first within each byte. ROW filters hash the row; ROWCOL filters hash
-//! `rowLen u16 | row | 0x00 | qualifier | LATEST_TIMESTAMP | 0xFF` (a KeyValue key without the
-//! family), and index chunks by full first-on-row-col keys.
+//! bit first within each byte. ROW filters hash the row and index chunks by row; ROWCOL filters
+//! hash `rowLen u16 | row | 0x00 | qualifier | LATEST_TIMESTAMP | 0xFF` and index chunks by the
+//! same bytes: the KeyValue key HBase's `createFirstOnRowCol(cell)` makes, whose family is
+//! empty (the family is deliberately left out of ROWCOL keys).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::block_index::{IndexChunk, KeyOrder, RootIndex};
 use crate::block_type::BlockType;
-use crate::cell::{compare_keys, first_on_row_col, KeyRef, LATEST_TIMESTAMP};
+use crate::cell::{compare_keys, make_key, CellType, KeyRef, LATEST_TIMESTAMP};
 use crate::error::{HFileError, Result};
 use crate::hash::HashType;
 use crate::vint;
@@ -67,7 +68,19 @@ impl std::str::FromStr for BloomType {
     }
 }
 
-/// The bytes a ROWCOL filter hashes for a row and qualifier.
+/// The key of a ROWCOL filter for a row and qualifier: what it hashes, indexes chunks by, and
+/// stores as `LAST_BLOOM_KEY` (HBase's `createFirstOnRowCol(cell)`, with an empty family).
+pub fn rowcol_key(row: &[u8], qualifier: &[u8]) -> Result<Vec<u8>> {
+    Ok(make_key(
+        row,
+        &[],
+        qualifier,
+        LATEST_TIMESTAMP,
+        CellType::Maximum.code(),
+    )?)
+}
+
+/// [`rowcol_key`] into a reused buffer.
 pub fn rowcol_hash_key(row: &[u8], qualifier: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(&(row.len() as u16).to_be_bytes());
@@ -233,11 +246,11 @@ impl CompoundBloomWriter {
 
     /// Adds a row (ROW) or a row and column (ROWCOL); the caller adds each only once, as
     /// HBase's `BloomContext` does.
-    pub(crate) fn add(&mut self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<()> {
+    pub(crate) fn add(&mut self, row: &[u8], qualifier: &[u8]) -> Result<()> {
         self.enqueue_ready_chunk(false);
         if self.chunk.is_none() {
             let first_key = match self.bloom_type {
-                BloomType::RowCol => first_on_row_col(row, family, qualifier)?,
+                BloomType::RowCol => rowcol_key(row, qualifier)?,
                 _ => row.to_vec(),
             };
             let params = self.prev_params.unwrap_or_else(|| {
@@ -266,7 +279,7 @@ impl CompoundBloomWriter {
         self.hash_buf = key;
         self.total_keys += 1;
         self.last_key = Some(match self.bloom_type {
-            BloomType::RowCol => first_on_row_col(row, family, qualifier)?,
+            BloomType::RowCol => rowcol_key(row, qualifier)?,
             _ => row.to_vec(),
         });
         Ok(())
@@ -512,7 +525,7 @@ mod tests {
             .collect();
         let mut written = Vec::new();
         for r in &rows {
-            w.add(r, b"f", b"q").unwrap();
+            w.add(r, b"q").unwrap();
             while w.should_write_block(false) {
                 let mut b = Vec::new();
                 w.write_inline_block(&mut b);

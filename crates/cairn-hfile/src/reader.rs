@@ -9,7 +9,7 @@ use bytes::Bytes;
 use crate::block::{Block, DecodeContext};
 use crate::block_index::{KeyOrder, NonRootIndex, RootIndex};
 use crate::block_type::BlockType;
-use crate::bloom::{after_last_cell_key, rowcol_hash_key, BloomType, CompoundBloom};
+use crate::bloom::{after_last_cell_key, rowcol_key, BloomType, CompoundBloom};
 use crate::cell::{first_on_row, first_on_row_col, CellRef, KeyRef, KeyValue};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
@@ -491,20 +491,21 @@ impl HFileReader {
                 if self.trailer.entry_count == 0 {
                     return Ok(false);
                 }
-                let col_key = first_on_row_col(row, family, qualifier)?;
+                // HBase leaves the family out of ROWCOL keys (`createFirstOnRowCol(cell)`).
+                let _ = family;
+                let col_key = rowcol_key(row, qualifier)?;
                 let row_key = first_on_row(row)?;
                 if let Some(last) = &self.last_bloom_key {
                     if after_last_cell_key(&col_key, last) && after_last_cell_key(&row_key, last) {
                         return Ok(false);
                     }
                 }
-                let mut hash = Vec::new();
-                rowcol_hash_key(row, qualifier, &mut hash);
-                if self.bloom_contains(bloom, &col_key, &hash)? {
+                // The row-only key hashes like a column with an empty qualifier, which is where
+                // delete-family markers are filed.
+                if self.bloom_contains(bloom, &col_key, &col_key)? {
                     return Ok(true);
                 }
-                rowcol_hash_key(row, &[], &mut hash);
-                self.bloom_contains(bloom, &row_key, &hash)
+                self.bloom_contains(bloom, &row_key, &row_key)
             }
             _ => self.may_contain_row(row),
         }

@@ -75,6 +75,9 @@ impl<'r> HFileScanner<'r> {
     }
 
     /// Moves to the next cell; false at the end of the file.
+    // HBase's `HFileScanner.next()`; not an `Iterator`: it fails with I/O errors and its cells
+    // borrow from the scanner.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<bool> {
         let Some(block) = &self.block else {
             return Ok(false);

@@ -290,7 +290,7 @@ impl<W: Write> HFileWriter<W> {
                 }
             };
             if new_key {
-                bloom.add(row, family, qualifier)?;
+                bloom.add(row, qualifier)?;
                 self.prev_general_bloom_key =
                     Some((row.to_vec(), family.to_vec(), qualifier.to_vec()));
             }
@@ -302,7 +302,7 @@ impl<W: Write> HFileWriter<W> {
             self.delete_family_count += 1;
             if let Some(bloom) = &mut self.delete_bloom {
                 if self.prev_delete_bloom_row.as_deref() != Some(row) {
-                    bloom.add(row, family, qualifier)?;
+                    bloom.add(row, qualifier)?;
                     self.prev_delete_bloom_row = Some(row.to_vec());
                 }
             }

@@ -264,7 +264,7 @@ fn a_corrupt_block_is_reported_and_never_returned() {
     let r = open(Bytes::from(bad.clone()));
     let mut s = r.scanner();
     let mut seen = 0;
-    let mut more = s.seek_to_first().unwrap();
+    assert!(s.seek_to_first().unwrap());
     let err = loop {
         seen += 1;
         match s.next() {
@@ -272,7 +272,6 @@ fn a_corrupt_block_is_reported_and_never_returned() {
             Ok(false) => panic!("scan finished over a corrupt block"),
             Err(e) => break e,
         }
-        more = more && true;
     };
     assert!(matches!(err, HFileError::Checksum { .. }), "{err}");
     let msg = err.to_string();

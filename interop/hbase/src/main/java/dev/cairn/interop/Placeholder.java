@@ -1,1 +1,0 @@
-package dev.cairn.interop; public class Placeholder {}
