@@ -44,8 +44,9 @@ impl<'r> HFileScanner<'r> {
             Some(offset) => {
                 // With a one-level index the root's first entry gives the size; deeper indexes
                 // point at leaf blocks, so the size comes from the block's header.
-                let size = (self.reader.trailer().num_data_index_levels == 1)
-                    .then(|| self.reader.data_index().entry(0).2 as u64);
+                let index = self.reader.data_index();
+                let size = (self.reader.trailer().num_data_index_levels == 1 && !index.is_empty())
+                    .then(|| index.entry(0).2 as u64);
                 self.load_block(offset, size)
             }
         }

@@ -382,3 +382,112 @@ proptest! {
         }
     }
 }
+
+/// Every trailer field set to a wrong value: an error or the right cells, never a panic
+/// (found by fuzzing: an empty data index with a first data block offset).
+#[test]
+fn damaged_trailer_fields_are_errors_not_panics() {
+    use cairn_hfile::trailer::{Trailer, TRAILER_SIZE};
+    let data = cells(500, 30, 9);
+    let good = write(
+        &data,
+        WriterOptions {
+            block_size: 512,
+            index_block_size: 256,
+            checksum_type: ChecksumType::Null,
+            ..Default::default()
+        },
+    )
+    .to_vec();
+    let path: Arc<str> = "t".into();
+    let at = good.len() - TRAILER_SIZE;
+    let t = Trailer::decode(&good[at..], good.len() as u64, &path).unwrap();
+    let variants: Vec<Trailer> = vec![
+        Trailer {
+            data_index_count: 0,
+            ..t.clone()
+        },
+        Trailer {
+            data_index_count: u32::MAX,
+            ..t.clone()
+        },
+        Trailer {
+            data_index_count: t.data_index_count + 1,
+            ..t.clone()
+        },
+        Trailer {
+            num_data_index_levels: 1,
+            ..t.clone()
+        },
+        Trailer {
+            num_data_index_levels: t.num_data_index_levels + 1,
+            ..t.clone()
+        },
+        Trailer {
+            num_data_index_levels: 16,
+            ..t.clone()
+        },
+        Trailer {
+            first_data_block_offset: Some(7),
+            ..t.clone()
+        },
+        Trailer {
+            last_data_block_offset: Some(u64::MAX - 5),
+            ..t.clone()
+        },
+        Trailer {
+            load_on_open_data_offset: 0,
+            ..t.clone()
+        },
+        Trailer {
+            load_on_open_data_offset: t.file_info_offset,
+            ..t.clone()
+        },
+        Trailer {
+            file_info_offset: t.load_on_open_data_offset,
+            ..t.clone()
+        },
+        Trailer {
+            meta_index_count: 3,
+            ..t.clone()
+        },
+        Trailer {
+            entry_count: 0,
+            ..t.clone()
+        },
+        Trailer {
+            compression: Compression::Gz,
+            ..t.clone()
+        },
+        Trailer {
+            compression: Compression::Lzo,
+            ..t.clone()
+        },
+    ];
+    for (i, v) in variants.into_iter().enumerate() {
+        let mut file = good.clone();
+        file[at..].copy_from_slice(&v.encode());
+        let result = HFileReader::open_source(
+            "t".into(),
+            Arc::new(Bytes::from(file)),
+            ReaderOptions::default(),
+        )
+        .and_then(|r| {
+            let mut s = r.scanner();
+            let mut out = Vec::new();
+            let mut more = s.seek_to_first()?;
+            while more {
+                out.push(s.cell().unwrap().to_owned());
+                more = s.next()?;
+            }
+            let _ = r.mid_key()?;
+            Ok(out)
+        });
+        if let Ok(cells) = result {
+            assert!(
+                cells == data || cells.is_empty() || data.starts_with(&cells),
+                "variant {i} returned wrong cells"
+            );
+        }
+    }
+}
