@@ -16,6 +16,12 @@ fi
 rustup component add rustfmt clippy
 cargo --version
 
+step "HBase 2.6.1 jars for the interop tests (Maven Central)"
+command -v java >/dev/null 2>&1 || { echo "java (17+) is required"; exit 1; }
+command -v mvn >/dev/null 2>&1 || { echo "mvn is required"; exit 1; }
+mvn -q -B -f interop/hbase/pom.xml package -DskipTests
+export CAIRN_REQUIRE_HBASE_INTEROP=1
+
 step "format"
 cargo fmt --all -- --check
 

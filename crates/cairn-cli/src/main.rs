@@ -6,6 +6,7 @@
 //! Exit codes: 0 success, 1 corruption found or an operation failed, 2 bad usage.
 
 mod checksum;
+mod hfile;
 mod progress;
 
 use std::process::ExitCode;
@@ -25,18 +26,31 @@ enum Command {
     /// Chunked checksums of files: compute, verify, HDFS-compatible file checksums, demo.
     #[command(subcommand)]
     Checksum(checksum::ChecksumCommand),
+    /// Inspect and verify HFiles (HBase's `hbase hfile`): -v verify, -k key order, -m meta,
+    /// -p print cells, -s stats, -b block headers.
+    Hfile(hfile::HFileArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Checksum(c) => checksum::run(c),
+        Command::Hfile(a) => hfile::run(a),
     };
     match result {
         Ok(code) => code,
+        // The reader of our output went away (`cairn hfile -p | head`): not an error.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cairn: error: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// True when `e` comes from writing to a closed pipe.
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -21,3 +21,20 @@ pub fn bytes(what: &str, total: u64) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// An item-count bar titled `what`; hidden for small jobs.
+pub fn count(what: &str, total: u64) -> ProgressBar {
+    if total < 1_000_000 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>12} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}

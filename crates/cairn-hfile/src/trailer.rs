@@ -143,17 +143,17 @@ impl Trailer {
         let bytes = &bytes[bytes.len() - TRAILER_SIZE..];
         let version = u32::from_be_bytes(bytes[TRAILER_SIZE - 4..].try_into().expect("4 bytes"));
         let (major, minor) = (version & 0x00FF_FFFF, version >> 24);
+        if &bytes[..MAGIC_LEN] != BlockType::Trailer.magic() {
+            return Err(err(format!(
+                "not an HFile v3 trailer: magic is \"{}\", expected TRABLK\"$ (the version field reads {major}.{minor})",
+                crate::cell::Escaped(&bytes[..MAGIC_LEN])
+            )));
+        }
         if major != MAJOR_VERSION {
             return Err(HFileError::Unsupported {
                 path: path.clone(),
-                what: format!("HFile version {major}.{minor}: cairn reads version 3 only"),
+                what: format!("trailer at offset {offset}: HFile version {major}.{minor}; cairn reads version 3 only"),
             });
-        }
-        if &bytes[..MAGIC_LEN] != BlockType::Trailer.magic() {
-            return Err(err(format!(
-                "magic is \"{}\", expected TRABLK\"$",
-                crate::cell::Escaped(&bytes[..MAGIC_LEN])
-            )));
         }
         let p = FileTrailerProto::decode_length_delimited(&bytes[MAGIC_LEN..TRAILER_SIZE - 4])
             .map_err(|e| err(format!("protobuf does not parse: {e}")))?;
