@@ -119,7 +119,8 @@ fn print_meta(r: &HFileReader, out: &mut impl Write) -> Result<()> {
             .map(|k| k.to_string())
             .unwrap_or_else(|| "none".into())
     };
-    writeln!(out, 
+    writeln!(
+        out,
         "reader={}, compression={}, firstKey={}, lastKey={}, avgKeyLen={}, avgValueLen={}, entries={}, length={}",
         r.path(),
         t.compression.name().to_ascii_lowercase(),
@@ -132,7 +133,8 @@ fn print_meta(r: &HFileReader, out: &mut impl Write) -> Result<()> {
     )?;
     let off = |o: Option<u64>| o.map_or("-1".to_string(), |v| v.to_string());
     writeln!(out, "Trailer:")?;
-    writeln!(out, 
+    writeln!(
+        out,
         "    fileinfoOffset={}, loadOnOpenDataOffset={}, dataIndexCount={}, metaIndexCount={}, totalUncomressedBytes={}, entryCount={}, compressionCodec={}, uncompressedDataIndexSize={}, numDataIndexLevels={}, firstDataBlockOffset={}, lastDataBlockOffset={}, comparatorClassName={}, encryptionKey=NONE, majorVersion=3, minorVersion={}",
         t.file_info_offset,
         t.load_on_open_data_offset,
@@ -169,7 +171,8 @@ fn print_meta(r: &HFileReader, out: &mut impl Write) -> Result<()> {
         r.data_index().heap_size()
     )?;
     match r.general_bloom() {
-        Some(b) => writeln!(out, 
+        Some(b) => writeln!(
+        out,
             "Bloom filter:\n    BloomType: {}\n    Hash type: {:?}\n    Hash count: {}\n    Keys: {} (max {})\n    Chunks: {}\n    Total size: {} bytes",
             r.bloom_type(),
             b.hash_type,
@@ -241,7 +244,7 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
     while more {
         let c = s.cell().expect("positioned");
         cells += 1;
-        if cells % 65536 == 0 {
+        if cells.is_multiple_of(65536) {
             bar.set_position(cells);
         }
         if args.print {
