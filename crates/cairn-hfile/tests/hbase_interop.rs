@@ -6,62 +6,26 @@
 //! Needs `mvn -f interop/hbase/pom.xml package` first (the test script does it). Without the
 //! jars the test is skipped, unless `CAIRN_REQUIRE_HBASE_INTEROP=1` makes that a failure.
 
+mod support {
+    pub mod hbase;
+}
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
+
+use support::hbase as support_hbase;
 
 use cairn_checksum::ChecksumType;
 use cairn_hfile::bloom::BloomType;
 use cairn_hfile::cell::{compare_cells, CellType, KeyValue};
 use cairn_hfile::{Compression, HFileReader, HFileWriter, ReaderOptions, WriterOptions};
 
-const JAVA_FLAGS: &[&str] = &[
-    "-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true",
-    "--add-modules",
-    "jdk.unsupported",
-    "--add-opens",
-    "java.base/java.nio=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.util=ALL-UNNAMED",
-    "--add-opens",
-    "java.base/java.util.concurrent=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/sun.net.dns=ALL-UNNAMED",
-    "--add-exports",
-    "java.base/sun.net.util=ALL-UNNAMED",
-    "-Xmx1g",
-];
-
-fn classpath() -> Option<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/hbase/target");
-    let jar = dir.join("cairn-hbase-interop-0.1.0.jar");
-    let lib = dir.join("lib");
-    if !jar.exists() || !lib.exists() {
-        return None;
-    }
-    Some(format!("{}:{}/*", jar.display(), lib.display()))
-}
-
 fn hbase(cp: &str, command: &str, manifest: &Path) -> Vec<String> {
-    let out = Command::new("java")
-        .args(JAVA_FLAGS)
-        .arg("-cp")
-        .arg(cp)
-        .arg("dev.cairn.interop.HFileInterop")
-        .arg(command)
-        .arg(manifest)
-        .output()
-        .expect("run java");
+    let out = support_hbase::java(
+        cp,
+        "HFileInterop",
+        &[command, manifest.to_str().expect("utf-8 path")],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let lines: Vec<String> = stdout
         .lines()
@@ -222,7 +186,7 @@ fn matrix() -> Vec<Case> {
 }
 
 fn require() -> Option<String> {
-    let cp = classpath();
+    let cp = support_hbase::classpath();
     if cp.is_none() {
         assert!(
             std::env::var_os("CAIRN_REQUIRE_HBASE_INTEROP").is_none(),
