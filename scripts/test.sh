@@ -37,6 +37,9 @@ CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
 step "tests with the crate kernels forced"
 CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
 
+step "model check of the block cache's slot protocol (loom)"
+RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release --target-dir target/loom loom
+
 step "benchmark smoke run"
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
 

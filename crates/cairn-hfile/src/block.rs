@@ -47,6 +47,21 @@ impl BlockHeader {
         HEADER_SIZE as u64 + self.on_disk_size_without_header as u64
     }
 
+    /// Parses header bytes already known to be good (a block cache's own copy): only the magic
+    /// and the checksum type are checked.
+    pub fn decode(h: &[u8]) -> Option<BlockHeader> {
+        let h = h.get(..HEADER_SIZE)?;
+        Some(BlockHeader {
+            block_type: BlockType::from_magic(&h[..MAGIC_LEN])?,
+            on_disk_size_without_header: be_u32(h, 8),
+            uncompressed_size_without_header: be_u32(h, 12),
+            prev_block_offset: i64::from_be_bytes(h[16..24].try_into().expect("8 bytes")),
+            checksum_type: ChecksumType::from_code(h[24]).ok()?,
+            bytes_per_checksum: be_u32(h, 25),
+            on_disk_data_size_with_header: be_u32(h, 29),
+        })
+    }
+
     /// The 33 header bytes.
     pub fn encode(&self) -> [u8; HEADER_SIZE] {
         let mut h = [0u8; HEADER_SIZE];
@@ -121,6 +136,12 @@ impl Block {
     /// Offset of the block that follows this one.
     pub fn next_offset(&self) -> u64 {
         self.offset + self.on_disk_size()
+    }
+
+    /// The same block with a size hint for the one after it (caches keep the hint).
+    pub fn with_next_block_on_disk_size(mut self, next: Option<u64>) -> Block {
+        self.next_block_on_disk_size = next;
+        self
     }
 
     /// A block made from parts (tests, caches).
@@ -379,6 +400,7 @@ mod tests {
         let b = decode_block(Bytes::from(out), 0, 65653, &ctx(Compression::None)).unwrap();
         assert_eq!(b.data().as_ref(), &body[..]);
         assert_eq!(b.header(), &h);
+        assert_eq!(BlockHeader::decode(&h.encode()), Some(h));
     }
 
     #[test]

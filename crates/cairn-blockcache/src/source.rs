@@ -1,0 +1,64 @@
+//! The cache as the HFile reader's block source: a hit returns the cached block (no read, no
+//! copy); a miss reads through the file's own source and caches the block.
+
+use std::sync::Arc;
+
+use cairn_hfile::{Block, BlockSource, Result};
+
+use crate::combined::CombinedBlockCache;
+use crate::key::{file_id, BlockCacheKey};
+
+/// Reads blocks of one file through the cache.
+pub struct CachedBlockSource {
+    cache: Arc<CombinedBlockCache>,
+    file: u64,
+    inner: Arc<dyn BlockSource>,
+    cache_on_read: bool,
+    in_memory: bool,
+}
+
+impl CachedBlockSource {
+    /// Caches the blocks of the file named `file_name` read through `inner`.
+    pub fn new(
+        cache: Arc<CombinedBlockCache>,
+        file_name: &str,
+        inner: Arc<dyn BlockSource>,
+    ) -> CachedBlockSource {
+        CachedBlockSource {
+            cache,
+            file: file_id(file_name),
+            inner,
+            cache_on_read: true,
+            in_memory: false,
+        }
+    }
+
+    /// Whether blocks read from the file are added to the cache (HBase's `BLOCKCACHE => true`).
+    pub fn cache_on_read(mut self, on: bool) -> CachedBlockSource {
+        self.cache_on_read = on;
+        self
+    }
+
+    /// Cache this file's blocks with in-memory priority (`IN_MEMORY => true`).
+    pub fn in_memory(mut self, on: bool) -> CachedBlockSource {
+        self.in_memory = on;
+        self
+    }
+}
+
+impl BlockSource for CachedBlockSource {
+    fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
+        let key = BlockCacheKey {
+            file: self.file,
+            offset,
+        };
+        if let Some(b) = self.cache.get(&key) {
+            return Ok(b);
+        }
+        let b = self.inner.read_block(offset, on_disk_size)?;
+        if self.cache_on_read {
+            self.cache.cache_block(key, b.clone(), self.in_memory);
+        }
+        Ok(b)
+    }
+}
