@@ -150,8 +150,24 @@ fn main() {
         (pick("gets_per_cpu_second "), pick("gets_per_second "))
     });
 
+    let rss = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map(|kib| kib * 1024)
+        .unwrap_or(0);
+    let (l1s, l2s, _) = cache.stats();
+    let configured = l1s.capacity + l2s.as_ref().map_or(0, |s| s.capacity);
+    let held = l1s.size + l2s.as_ref().map_or(0, |s| s.size);
+    drop(keys);
     println!();
     println!("Random point gets, {cells} cells x {value_size} B, everything cached, 1 thread, {gets} gets ({misses} cache misses during the measurement)");
+    println!(
+        "Memory: resident {:.0} MiB for caches configured at {:.0} MiB (L1 + L2) holding {:.0} MiB of blocks: {:.2}x the configured size",
+        rss as f64 / 1048576.0,
+        configured as f64 / 1048576.0,
+        held as f64 / 1048576.0,
+        rss as f64 / configured as f64
+    );
     println!();
     println!("| engine | gets/s | gets per CPU-second | vs RocksDB (per CPU-second) |");
     println!("|---|---|---|---|");
