@@ -479,35 +479,33 @@ impl Inner {
 
     fn read_slot(&self, key: &BlockCacheKey, slot: Arc<Slot>) -> Option<Block> {
         let len = slot.len as usize;
-        let (bytes, verify) = match &*self.engine {
+        let checked = match &*self.engine {
             Engine::OffHeap(a) => {
                 let view = a.slice(slot.offset, len);
-                (
-                    Bytes::from_owner(SlotBytes {
-                        ptr: view.as_ptr(),
-                        len,
+                check_slot(view, key, self.config.verify_memory_hits, &self.crc).map(|info| {
+                    let data = &view[SLOT_HEADER + BLOCK_HEADER..];
+                    // The block's bytes are the slot's own: no copy, pinned by `slot`.
+                    let bytes = Bytes::from_owner(SlotBytes {
+                        ptr: data.as_ptr(),
+                        len: data.len(),
                         _slot: slot.clone(),
-                    }),
-                    self.config.verify_memory_hits,
-                )
+                    });
+                    (info, bytes)
+                })
             }
             Engine::File(f) => match f.read(slot.offset, len) {
-                Ok(v) => (Bytes::from(v), true),
-                Err(_) => {
-                    self.counters.corrupt.inc();
-                    self.table.remove_exact(key, &slot);
-                    return None;
+                Ok(v) => {
+                    let bytes = Bytes::from(v);
+                    check_slot(&bytes, key, true, &self.crc)
+                        .map(|info| (info, bytes.slice(SLOT_HEADER + BLOCK_HEADER..)))
                 }
+                Err(e) => Err(e.to_string()),
             },
         };
-        match check_slot(&bytes, key, verify, &self.crc) {
-            Ok(info) => Some(
-                Block::from_parts(
-                    key.offset,
-                    info.header,
-                    bytes.slice(SLOT_HEADER + BLOCK_HEADER..),
-                )
-                .with_next_block_on_disk_size(info.next),
+        match checked {
+            Ok((info, data)) => Some(
+                Block::from_parts(key.offset, info.header, data)
+                    .with_next_block_on_disk_size(info.next),
             ),
             Err(_) => {
                 // Never served: drop it so the next read goes to the file.

@@ -416,7 +416,14 @@ impl HFileReader {
             let Some(j) = idx.search(key) else {
                 return Ok(None);
             };
-            (offset, size) = idx.target(j);
+            (offset, size) = idx.target(j).ok_or_else(|| {
+                HFileError::block(
+                    &self.path,
+                    Some(expected),
+                    block.offset(),
+                    format!("entry {j} is damaged"),
+                )
+            })?;
         }
         Ok(Some((offset, size as u64)))
     }
