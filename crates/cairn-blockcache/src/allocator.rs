@@ -108,18 +108,9 @@ impl BucketAllocator {
         let b = match self.with_free[class].last() {
             Some(&b) => b,
             None => {
-                let b = self.completely_free.pop().ok_or(AllocError::Full)?;
                 // A completely free bucket may change class.
-                if let Some(old) = self.buckets[b].class {
-                    self.with_free[old].retain(|&x| x != b);
-                }
-                let slots = (self.bucket_capacity / size as u64) as u32;
-                self.buckets[b] = Bucket {
-                    class: Some(class),
-                    free: (0..slots).rev().collect(),
-                    used: 0,
-                };
-                self.with_free[class].push(b);
+                let b = self.completely_free.pop().ok_or(AllocError::Full)?;
+                self.assign(b, class);
                 b
             }
         };
@@ -134,6 +125,20 @@ impl BucketAllocator {
         }
         self.used_bytes += size as u64;
         Ok(self.base + b as u64 * self.bucket_capacity + slot as u64 * size as u64)
+    }
+
+    /// Gives completely free bucket `b` to size class `class`.
+    fn assign(&mut self, b: usize, class: usize) {
+        if let Some(old) = self.buckets[b].class {
+            self.with_free[old].retain(|&x| x != b);
+        }
+        let slots = (self.bucket_capacity / self.classes[class] as u64) as u32;
+        self.buckets[b] = Bucket {
+            class: Some(class),
+            free: (0..slots).rev().collect(),
+            used: 0,
+        };
+        self.with_free[class].push(b);
     }
 
     /// Returns the slot at `offset`. Panics on an offset it never handed out: that would be a
@@ -189,29 +194,9 @@ impl BucketAllocator {
         }
         let slot = (within / size) as u32;
         match self.buckets[b].class {
-            None => {
-                let slots = (self.bucket_capacity / size) as u32;
-                self.buckets[b] = Bucket {
-                    class: Some(class),
-                    free: (0..slots).rev().collect(),
-                    used: 0,
-                };
-                self.with_free[class].push(b);
-            }
-            Some(c) if c != class => {
-                if self.buckets[b].used > 0 {
-                    return false;
-                }
-                self.with_free[c].retain(|&x| x != b);
-                let slots = (self.bucket_capacity / size) as u32;
-                self.buckets[b] = Bucket {
-                    class: Some(class),
-                    free: (0..slots).rev().collect(),
-                    used: 0,
-                };
-                self.with_free[class].push(b);
-            }
-            Some(_) => {}
+            Some(c) if c == class => {}
+            Some(_) if self.buckets[b].used > 0 => return false,
+            _ => self.assign(b, class),
         }
         let bucket = &mut self.buckets[b];
         let Some(pos) = bucket.free.iter().position(|&s| s == slot) else {
