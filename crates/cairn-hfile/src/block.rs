@@ -193,6 +193,25 @@ impl BlockEncoder {
         self.compression
     }
 
+    /// Turns `buf` — `HEADER_SIZE` placeholder bytes followed by the body — into the on-disk
+    /// block in place when the file is uncompressed (no copy of the body); compressed files
+    /// get their body compressed into `scratch` and swapped in.
+    pub fn encode_in_place(
+        &self,
+        block_type: BlockType,
+        buf: &mut Vec<u8>,
+        prev_block_offset: i64,
+        scratch: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        if self.compression == Compression::None {
+            let body_len = buf.len() - HEADER_SIZE;
+            return self.finish(block_type, buf, 0, body_len, prev_block_offset);
+        }
+        scratch.clear();
+        self.encode(block_type, &buf[HEADER_SIZE..], prev_block_offset, scratch)
+            .inspect(|_| std::mem::swap(buf, scratch))
+    }
+
     /// Appends the on-disk form of a block with this body to `out`; returns its header.
     pub fn encode(
         &self,
@@ -204,12 +223,25 @@ impl BlockEncoder {
         let start = out.len();
         out.extend_from_slice(&[0u8; HEADER_SIZE]);
         compression::compress(self.compression, self.zstd_framing, body, out)?;
+        self.finish(block_type, out, start, body.len(), prev_block_offset)
+    }
+
+    /// Fills in the header of the block at `out[start..]` (header placeholder and stored body)
+    /// and appends its checksums.
+    fn finish(
+        &self,
+        block_type: BlockType,
+        out: &mut Vec<u8>,
+        start: usize,
+        body_len: usize,
+        prev_block_offset: i64,
+    ) -> Result<BlockHeader> {
         let data_len = out.len() - start;
         let sums_len = checksum_bytes(data_len, self.checksum.bytes_per_checksum());
         let header = BlockHeader {
             block_type,
             on_disk_size_without_header: to_u32(data_len - HEADER_SIZE + sums_len)?,
-            uncompressed_size_without_header: to_u32(body.len())?,
+            uncompressed_size_without_header: to_u32(body_len)?,
             prev_block_offset,
             checksum_type: self.checksum.checksum_type(),
             bytes_per_checksum: self.checksum.bytes_per_checksum(),

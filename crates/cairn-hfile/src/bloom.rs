@@ -278,10 +278,14 @@ impl CompoundBloomWriter {
             .add(self.hash_type, &key);
         self.hash_buf = key;
         self.total_keys += 1;
-        self.last_key = Some(match self.bloom_type {
-            BloomType::RowCol => rowcol_key(row, qualifier)?,
-            _ => row.to_vec(),
-        });
+        let last = self.last_key.get_or_insert_with(Vec::new);
+        match self.bloom_type {
+            BloomType::RowCol => rowcol_hash_key(row, qualifier, last),
+            _ => {
+                last.clear();
+                last.extend_from_slice(row);
+            }
+        }
         Ok(())
     }
 

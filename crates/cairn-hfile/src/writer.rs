@@ -126,8 +126,10 @@ pub struct HFileWriter<W: Write> {
     last_key: Option<Vec<u8>>,
     first_key_in_block: Option<Vec<u8>>,
     last_key_of_previous_block: Option<Vec<u8>>,
-    prev_general_bloom_key: Option<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    /// Key of the last cell added to the general Bloom filter.
+    prev_general_bloom_key: Option<Vec<u8>>,
     prev_delete_bloom_row: Option<Vec<u8>>,
+    scratch: Vec<u8>,
     entry_count: u64,
     data_blocks: u64,
     total_key_len: u64,
@@ -167,7 +169,7 @@ impl<W: Write> HFileWriter<W> {
             options,
             encoder,
             encoded: Vec::new(),
-            block: Vec::new(),
+            block: vec![0; HEADER_SIZE],
             prev_offsets: [-1; BlockType::CHAINS],
             general_bloom,
             delete_bloom,
@@ -178,6 +180,7 @@ impl<W: Write> HFileWriter<W> {
             last_key_of_previous_block: None,
             prev_general_bloom_key: None,
             prev_delete_bloom_row: None,
+            scratch: Vec::new(),
             entry_count: 0,
             data_blocks: 0,
             total_key_len: 0,
@@ -220,7 +223,7 @@ impl<W: Write> HFileWriter<W> {
         };
         // StoreFileWriter feeds the Bloom filters before the HFile writer sees the cell.
         self.add_to_blooms(cell)?;
-        if !duplicate && self.block.len() >= self.options.block_size {
+        if !duplicate && self.block.len() - HEADER_SIZE >= self.options.block_size {
             self.finish_block()?;
             self.write_inline_blocks(false)?;
         }
@@ -233,13 +236,15 @@ impl<W: Write> HFileWriter<W> {
         self.total_value_len += cell.value.len() as u64;
         let size = cell.serialized_len() + 4;
         if self.biggest_cell.as_ref().is_none_or(|(s, _)| size > *s) {
-            self.biggest_cell = Some((size, key_bytes.to_vec()));
+            let (s, k) = self.biggest_cell.get_or_insert_with(|| (0, Vec::new()));
+            *s = size;
+            remember(k, key_bytes);
         }
         self.max_sequence_id = self.max_sequence_id.max(cell.sequence_id);
         self.max_tags_len = self.max_tags_len.max(cell.tags.len());
         self.track_timestamps(&key);
         self.entry_count += 1;
-        self.last_key = Some(key_bytes.to_vec());
+        remember(self.last_key.get_or_insert_with(Vec::new), key_bytes);
         Ok(())
     }
 
@@ -284,15 +289,18 @@ impl<W: Write> HFileWriter<W> {
         if let Some(bloom) = &mut self.general_bloom {
             let new_key = match (&self.prev_general_bloom_key, self.options.bloom_type) {
                 (None, _) => true,
-                (Some((r, _, _)), BloomType::Row) => r.as_slice() != row,
-                (Some((r, f, q)), _) => {
-                    r.as_slice() != row || f.as_slice() != family || q.as_slice() != qualifier
+                (Some(prev), BloomType::Row) => KeyRef::parse(prev)?.row() != row,
+                (Some(prev), _) => {
+                    let p = KeyRef::parse(prev)?;
+                    p.row() != row || p.family() != family || p.qualifier() != qualifier
                 }
             };
             if new_key {
                 bloom.add(row, qualifier)?;
-                self.prev_general_bloom_key =
-                    Some((row.to_vec(), family.to_vec(), qualifier.to_vec()));
+                remember(
+                    self.prev_general_bloom_key.get_or_insert_with(Vec::new),
+                    cell.key.as_bytes(),
+                );
             }
         }
         if matches!(
@@ -303,7 +311,7 @@ impl<W: Write> HFileWriter<W> {
             if let Some(bloom) = &mut self.delete_bloom {
                 if self.prev_delete_bloom_row.as_deref() != Some(row) {
                     bloom.add(row, qualifier)?;
-                    self.prev_delete_bloom_row = Some(row.to_vec());
+                    remember(self.prev_delete_bloom_row.get_or_insert_with(Vec::new), row);
                 }
             }
         }
@@ -360,14 +368,33 @@ impl<W: Write> HFileWriter<W> {
     }
 
     fn finish_block(&mut self) -> Result<()> {
-        if self.block.is_empty() {
+        if self.block.len() == HEADER_SIZE {
             return Ok(());
         }
-        let body = std::mem::take(&mut self.block);
-        let (offset, on_disk, _) = self.write_block(BlockType::Data, &body)?;
+        let offset = self.out.pos;
+        let body_len = self.block.len() - HEADER_SIZE;
+        let chain = BlockType::Data.chain();
+        // The block buffer already starts with room for the header: uncompressed blocks are
+        // finished and written without copying their body.
+        let header = self.encoder.encode_in_place(
+            BlockType::Data,
+            &mut self.block,
+            self.prev_offsets[chain],
+            &mut self.scratch,
+        )?;
+        let path = &self.path;
+        self.out
+            .write_all(&self.block)
+            .map_err(|e| HFileError::Io {
+                path: path.as_str().into(),
+                offset,
+                source: e,
+            })?;
+        self.prev_offsets[chain] = offset as i64;
+        let on_disk = header.on_disk_size_with_header() as u32;
         self.first_data_block_offset.get_or_insert(offset);
         self.last_data_block_offset = Some(offset);
-        self.total_uncompressed += (HEADER_SIZE + body.len()) as u64;
+        self.total_uncompressed += (HEADER_SIZE + body_len) as u64;
         self.data_blocks += 1;
         let first = self
             .first_key_in_block
@@ -375,9 +402,14 @@ impl<W: Write> HFileWriter<W> {
             .expect("a block has a first cell");
         let index_key = midpoint_key(self.last_key_of_previous_block.as_deref(), &first)?;
         self.index.add_entry(index_key, offset, on_disk);
-        self.last_key_of_previous_block = self.last_key.clone();
-        self.block = body;
+        if let Some(last) = &self.last_key {
+            remember(
+                self.last_key_of_previous_block.get_or_insert_with(Vec::new),
+                last,
+            );
+        }
         self.block.clear();
+        self.block.resize(HEADER_SIZE, 0);
         Ok(())
     }
 
@@ -559,6 +591,12 @@ impl<W: Write> HFileWriter<W> {
         );
         info
     }
+}
+
+/// Copies `bytes` into `slot`, reusing its allocation.
+fn remember(slot: &mut Vec<u8>, bytes: &[u8]) {
+    slot.clear();
+    slot.extend_from_slice(bytes);
 }
 
 /// The shortest key sorting after `left` and no later than `right`, used as a data block's
