@@ -8,7 +8,7 @@ use cairn_hfile::{Block, BlockType};
 use crate::bucket::{BucketCache, BucketCacheConfig, IoEngineKind};
 use crate::key::{BlockCacheKey, BlockPriority};
 use crate::lru::LruBlockCache;
-use crate::stats::CacheStats;
+use crate::stats::{CacheCounters, CacheStats};
 
 /// Sizes and engines of both levels.
 #[derive(Clone, Debug)]
@@ -167,6 +167,8 @@ impl BlockCacheConfig {
 pub struct CombinedBlockCache {
     l1: LruBlockCache,
     l2: Option<BucketCache>,
+    /// Hits and misses of the cache as a whole (a lookup may visit both levels).
+    counters: CacheCounters,
 }
 
 impl CombinedBlockCache {
@@ -175,21 +177,28 @@ impl CombinedBlockCache {
         Ok(CombinedBlockCache {
             l1: LruBlockCache::new(config.l1_size),
             l2: config.l2.map(BucketCache::new).transpose()?,
+            counters: CacheCounters::default(),
         })
     }
 
     /// The block, from whichever level has it.
     pub fn get(&self, key: &BlockCacheKey) -> Option<Block> {
-        match &self.l2 {
+        self.get_expecting(key, false)
+    }
+
+    /// The block; `data` says it is probably a data block, which lives in L2 when there is
+    /// one, so L2 is asked first.
+    pub fn get_expecting(&self, key: &BlockCacheKey, data: bool) -> Option<Block> {
+        let found = match &self.l2 {
             None => self.l1.get(key),
-            // Index and Bloom blocks are few and hot: L1 first, then L2.
-            Some(l2) => {
-                if self.l1.contains(key) {
-                    return self.l1.get(key);
-                }
-                l2.get(key)
-            }
+            Some(l2) if data => l2.get(key).or_else(|| self.l1.get(key)),
+            Some(l2) => self.l1.get(key).or_else(|| l2.get(key)),
+        };
+        match &found {
+            Some(_) => self.counters.hits.inc(),
+            None => self.counters.misses.inc(),
         }
+        found
     }
 
     /// Caches a block: data blocks in L2 if there is one, everything else in L1.
@@ -222,13 +231,12 @@ impl CombinedBlockCache {
         self.l2.as_ref()
     }
 
-    /// Per-level statistics and their sum.
+    /// Per-level statistics and the whole cache's.
     pub fn stats(&self) -> (CacheStats, Option<CacheStats>, CacheStats) {
         let l1 = self.l1.stats();
         let l2 = self.l2.as_ref().map(BucketCache::stats);
         let mut total = l1.clone();
         if let Some(l2) = &l2 {
-            total.hit_count += l2.hit_count;
             total.eviction_count += l2.eviction_count;
             total.size += l2.size;
             total.block_count += l2.block_count;
@@ -236,11 +244,9 @@ impl CombinedBlockCache {
             total.corrupt_count += l2.corrupt_count;
             total.rejected_count += l2.rejected_count;
             total.capacity += l2.capacity;
-            // A miss is a miss of the whole cache: count L2's (L1 misses that L2 then served
-            // are hits).
-            total.miss_count =
-                l2.miss_count + l1.miss_count.saturating_sub(l2.hit_count + l2.miss_count);
         }
+        total.hit_count = self.counters.hits.get();
+        total.miss_count = self.counters.misses.get();
         (l1, l2, total)
     }
 

@@ -48,14 +48,25 @@ impl CachedBlockSource {
 
 impl BlockSource for CachedBlockSource {
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
+        self.read_block_expecting(offset, on_disk_size, true)
+    }
+
+    fn read_block_expecting(
+        &self,
+        offset: u64,
+        on_disk_size: Option<u64>,
+        data: bool,
+    ) -> Result<Block> {
         let key = BlockCacheKey {
             file: self.file,
             offset,
         };
-        if let Some(b) = self.cache.get(&key) {
+        if let Some(b) = self.cache.get_expecting(&key, data) {
             return Ok(b);
         }
-        let b = self.inner.read_block(offset, on_disk_size)?;
+        let b = self
+            .inner
+            .read_block_expecting(offset, on_disk_size, data)?;
         if self.cache_on_read {
             self.cache.cache_block(key, b.clone(), self.in_memory);
         }

@@ -372,7 +372,9 @@ impl HFileReader {
         size: Option<u64>,
         expected: &[BlockType],
     ) -> Result<Block> {
-        let b = self.source.read_block(offset, size)?;
+        let b =
+            self.source
+                .read_block_expecting(offset, size, expected.contains(&BlockType::Data))?;
         if !expected.contains(&b.block_type()) {
             return Err(HFileError::block(
                 &self.path,

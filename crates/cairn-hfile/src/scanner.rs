@@ -62,15 +62,22 @@ impl<'r> HFileScanner<'r> {
                 if !self.load_block(offset, Some(size))? {
                     return Ok(false);
                 }
-                loop {
-                    let c = self.cell_checked()?;
+                // Walk the block parsing each cell once; past its end the next block's first
+                // cell sorts after `key` (the index sent us to the last block that can hold it).
+                let block = self.block.as_ref().expect("loaded");
+                let (mut pos, len) = (0usize, block.data().len());
+                while pos < len {
+                    let (c, next) = self.reader.parse_cell(block, pos)?;
                     if compare_keys(&c.key, &search) != Ordering::Less {
+                        self.pos = pos;
+                        self.next_pos = next;
                         return Ok(true);
                     }
-                    if !self.next()? {
-                        return Ok(false);
-                    }
+                    pos = next;
                 }
+                self.pos = pos;
+                self.next_pos = pos;
+                self.next()
             }
         }
     }
@@ -138,10 +145,5 @@ impl<'r> HFileScanner<'r> {
         self.pos = 0;
         self.block = Some(b);
         Ok(true)
-    }
-
-    fn cell_checked(&self) -> Result<CellRef<'_>> {
-        let block = self.block.as_ref().expect("positioned");
-        Ok(self.reader.parse_cell(block, self.pos)?.0)
     }
 }

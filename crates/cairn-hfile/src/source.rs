@@ -76,6 +76,18 @@ pub trait BlockSource: Send + Sync {
     /// The block at `offset`; `on_disk_size` (header, body and checksums) when the caller
     /// knows it from an index, else it is read from the block's header.
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block>;
+
+    /// [`read_block`](Self::read_block) when the caller knows whether it wants a data block
+    /// (`data`) or an index, Bloom or meta block: a cache can look in the likelier level first.
+    fn read_block_expecting(
+        &self,
+        offset: u64,
+        on_disk_size: Option<u64>,
+        data: bool,
+    ) -> Result<Block> {
+        let _ = data;
+        self.read_block(offset, on_disk_size)
+    }
 }
 
 /// Reads blocks from a file, verifying each; on corruption, reads the block once more from
