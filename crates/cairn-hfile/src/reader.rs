@@ -609,6 +609,7 @@ impl HFileReader {
     }
 
     /// Parses a cell at `pos` of a data block body; returns it and where the next one starts.
+    #[inline]
     pub(crate) fn parse_cell<'a>(
         &self,
         block: &'a Block,

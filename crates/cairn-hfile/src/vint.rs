@@ -28,6 +28,7 @@ pub fn vlong_size(v: i64) -> usize {
 
 /// Decodes a vlong at the start of `buf`: the value and the bytes it took, or `None` when
 /// `buf` ends inside it.
+#[inline]
 pub fn read_vlong(buf: &[u8]) -> Option<(i64, usize)> {
     let first = *buf.first()? as i8;
     if first >= -112 {
