@@ -40,8 +40,11 @@ CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
 step "model check of the block cache's slot protocol (loom)"
 RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release --target-dir target/loom loom
 
-step "benchmark smoke run"
+step "benchmark smoke runs (tiny sizes: they only have to run)"
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-blockcache --bench cache_hit -- cache_hit/l1
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blockcache --bench cached_gets
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench --locked -p cairn-hfile --bench hfile_vs_hbase
 
 step "fuzzing (nightly toolchain and cargo-fuzz from the registries)"
 rustup toolchain install nightly --profile minimal
