@@ -5,7 +5,9 @@
 //! and its memory is reused only after the last reader drops it (see `slot.rs`).
 //!
 //! Each slot starts with a 40-byte header: magic, payload length, the key (file and offset), the
-//! next block's size hint, priority, and a CRC32C over header and payload. Blocks read back from
+//! next block's size hint, priority, a CRC32C over header and payload, and the length of the
+//! block's cell index. The payload is the block header, the cell index, then the data: the
+//! index sits next to the slot header, so a seek reads both from the same few cache lines. Blocks read back from
 //! the file engine are always verified against it (and against the key, so a slot reused for
 //! another block is never served under the old key); blocks served from memory can be verified
 //! too (`verify_memory_hits`).
@@ -158,6 +160,9 @@ impl AsRef<[u8]> for SlotBytes {
 struct SlotInfo {
     header: BlockHeader,
     next: Option<u64>,
+    /// Bytes of cell index, then of block data, after the block header.
+    data_len: usize,
+    index_len: usize,
 }
 
 fn slot_crc(crc: &DataChecksum, bytes: &[u8]) -> u32 {
@@ -204,9 +209,16 @@ fn check_slot(
     let header =
         BlockHeader::decode(&bytes[SLOT_HEADER..]).ok_or("block header in the slot is damaged")?;
     let next = u32::from_be_bytes(h[24..28].try_into().expect("4"));
+    let index_len = u32::from_be_bytes(h[36..40].try_into().expect("4")) as usize;
+    let data_len = header.uncompressed_size_without_header as usize;
+    if BLOCK_HEADER + data_len + index_len != payload {
+        return Err(format!("slot payload of {payload} bytes does not hold {data_len} bytes of data and {index_len} of index"));
+    }
     Ok(SlotInfo {
         header,
         next: (next != u32::MAX).then_some(next as u64),
+        data_len,
+        index_len,
     })
 }
 
@@ -218,7 +230,8 @@ fn encode_slot(
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    let payload = BLOCK_HEADER + block.data().len();
+    let index: &[u8] = block.cell_index().map_or(&[], |i| i.as_ref());
+    let payload = BLOCK_HEADER + block.data().len() + index.len();
     out.extend_from_slice(SLOT_MAGIC);
     out.extend_from_slice(&(payload as u32).to_be_bytes());
     out.extend_from_slice(&key.file.to_be_bytes());
@@ -229,8 +242,10 @@ fn encode_slot(
         .unwrap_or(u32::MAX);
     out.extend_from_slice(&next.to_be_bytes());
     out.extend_from_slice(&[priority as u8, 0, 0, 0]);
-    out.extend_from_slice(&[0u8; 8]);
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(&(index.len() as u32).to_be_bytes());
     out.extend_from_slice(&block.header().encode());
+    out.extend_from_slice(index);
     out.extend_from_slice(block.data());
     let c = slot_crc(crc, out);
     out[32..36].copy_from_slice(&c.to_be_bytes());
@@ -327,6 +342,11 @@ impl BucketCache {
 
     /// The block, if cached. From the memory engine the block's bytes are the slot itself.
     pub fn get(&self, key: &BlockCacheKey) -> Option<Block> {
+        self.get_counted(key, true)
+    }
+
+    /// [`get`](Self::get), counting a miss only if `count_miss`.
+    pub fn get_counted(&self, key: &BlockCacheKey, count_miss: bool) -> Option<Block> {
         let inner = &self.inner;
         if let Some(slot) = inner.table.pin(key) {
             // Reading the clock, not advancing it: a shared counter written on every hit would
@@ -341,7 +361,9 @@ impl BucketCache {
             inner.counters.hits.inc();
             return Some(b);
         }
-        inner.counters.misses.inc();
+        if count_miss {
+            inner.counters.misses.inc();
+        }
         None
     }
 
@@ -357,7 +379,8 @@ impl BucketCache {
         if self.contains(&key) {
             return;
         }
-        if SLOT_HEADER + BLOCK_HEADER + block.data().len()
+        let index = block.cell_index().map_or(0, |i| i.len());
+        if SLOT_HEADER + BLOCK_HEADER + block.data().len() + index
             > inner.allocator.lock().largest() as usize
         {
             inner.counters.rejected.inc();
@@ -483,11 +506,11 @@ impl Inner {
             Engine::OffHeap(a) => {
                 let view = a.slice(slot.offset, len);
                 check_slot(view, key, self.config.verify_memory_hits, &self.crc).map(|info| {
-                    let data = &view[SLOT_HEADER + BLOCK_HEADER..];
-                    // The block's bytes are the slot's own: no copy, pinned by `slot`.
+                    // The block's bytes are the slot's own: no copy, pinned by the slot.
+                    let payload = &view[SLOT_HEADER + BLOCK_HEADER..];
                     let bytes = Bytes::from_owner(SlotBytes {
-                        ptr: data.as_ptr(),
-                        len: data.len(),
+                        ptr: payload.as_ptr(),
+                        len: payload.len(),
                         _slot: slot.clone(),
                     });
                     (info, bytes)
@@ -503,10 +526,18 @@ impl Inner {
             },
         };
         match checked {
-            Ok((info, data)) => Some(
-                Block::from_parts(key.offset, info.header, data)
-                    .with_next_block_on_disk_size(info.next),
-            ),
+            Ok((info, payload)) => {
+                let index = (info.index_len > 0).then(|| payload.slice(..info.index_len));
+                Some(
+                    Block::from_parts(
+                        key.offset,
+                        info.header,
+                        payload.slice(info.index_len..info.index_len + info.data_len),
+                    )
+                    .with_next_block_on_disk_size(info.next)
+                    .with_cell_index(index),
+                )
+            }
             Err(_) => {
                 // Never served: drop it so the next read goes to the file.
                 self.counters.corrupt.inc();

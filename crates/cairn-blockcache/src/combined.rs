@@ -201,6 +201,21 @@ impl CombinedBlockCache {
         found
     }
 
+    /// The block if a level holds it, counting a hit; a miss is not counted (the caller goes
+    /// on to a counted lookup or to the file).
+    pub fn get_if_cached(&self, key: &BlockCacheKey) -> Option<Block> {
+        let found = match &self.l2 {
+            Some(l2) => l2
+                .get_counted(key, false)
+                .or_else(|| self.l1.get_counted(key, false)),
+            None => self.l1.get_counted(key, false),
+        };
+        if found.is_some() {
+            self.counters.hits.inc();
+        }
+        found
+    }
+
     /// Caches a block: data blocks in L2 if there is one, everything else in L1.
     pub fn cache_block(&self, key: BlockCacheKey, block: Block, in_memory: bool) {
         let priority = if in_memory {

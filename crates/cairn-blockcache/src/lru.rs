@@ -87,6 +87,11 @@ impl LruBlockCache {
 
     /// The block, if cached; a hit in the single group promotes it to multi.
     pub fn get(&self, key: &BlockCacheKey) -> Option<Block> {
+        self.get_counted(key, true)
+    }
+
+    /// [`get`](Self::get), counting a miss only if `count_miss`.
+    pub fn get_counted(&self, key: &BlockCacheKey, count_miss: bool) -> Option<Block> {
         let found = self
             .multi
             .get(key)
@@ -101,7 +106,8 @@ impl LruBlockCache {
             });
         match &found {
             Some(_) => self.counters.hits.inc(),
-            None => self.counters.misses.inc(),
+            None if count_miss => self.counters.misses.inc(),
+            None => {}
         }
         found
     }

@@ -415,6 +415,15 @@ fn the_reader_reads_through_the_cache() {
         }
         cache.l2().unwrap().wait_for_writes();
     }
+    // Data blocks keep their cell index through L2 (binary search within the block).
+    let first = BlockCacheKey::new("t.hfile", r.trailer().first_data_block_offset.unwrap());
+    let cached = cache
+        .l2()
+        .unwrap()
+        .get(&first)
+        .expect("first data block cached");
+    assert!(cached.indexed_cells() > 10, "{}", cached.indexed_cells());
+    assert_eq!(cached.indexed_cell(0), Some(0));
     let (l1, l2, _) = cache.stats();
     let l2 = l2.unwrap();
     assert!(

@@ -99,6 +99,9 @@ pub struct Block {
     header: BlockHeader,
     data: Bytes,
     next_block_on_disk_size: Option<u64>,
+    /// Start of each cell (little-endian u32s), for data blocks read by a reader: in memory
+    /// only, never on disk; caches keep it with the block.
+    cell_index: Option<Bytes>,
 }
 
 impl Block {
@@ -138,6 +141,58 @@ impl Block {
         self.offset + self.on_disk_size()
     }
 
+    /// The cell index, if the block has one.
+    pub fn cell_index(&self) -> Option<&Bytes> {
+        self.cell_index.as_ref()
+    }
+
+    /// Cells in the index (0 without one).
+    pub fn indexed_cells(&self) -> usize {
+        self.index_layout().map_or(0, |(_, n)| n)
+    }
+
+    /// Start of cell `i` per the index.
+    #[inline]
+    pub fn indexed_cell(&self, i: usize) -> Option<usize> {
+        self.indexed_entry(i).map(|(o, _)| o)
+    }
+
+    /// Where the index entries start and how many there are.
+    #[inline]
+    fn index_layout(&self) -> Option<(usize, usize)> {
+        let idx = self.cell_index.as_ref()?;
+        let p = u16::from_le_bytes(idx.get(..2)?.try_into().ok()?) as usize;
+        let n = u32::from_le_bytes(idx.get(2 + p..6 + p)?.try_into().ok()?) as usize;
+        (idx.len() == 6 + p + n * 12).then_some((6 + p, n))
+    }
+
+    /// The row prefix every indexed cell shares.
+    pub fn indexed_prefix(&self) -> Option<&[u8]> {
+        let idx = self.cell_index.as_ref()?;
+        let p = u16::from_le_bytes(idx.get(..2)?.try_into().ok()?) as usize;
+        idx.get(2..2 + p)
+    }
+
+    /// Index entry `i`: the cell's offset and row fingerprint.
+    #[inline]
+    pub fn indexed_entry(&self, i: usize) -> Option<(usize, u64)> {
+        let (start, n) = self.index_layout()?;
+        if i >= n {
+            return None;
+        }
+        let e = &self.cell_index.as_ref()?[start + i * 12..start + i * 12 + 12];
+        Some((
+            u32::from_le_bytes(e[..4].try_into().expect("4 bytes")) as usize,
+            u64::from_le_bytes(e[4..].try_into().expect("8 bytes")),
+        ))
+    }
+
+    /// The same block with a cell index.
+    pub fn with_cell_index(mut self, index: Option<Bytes>) -> Block {
+        self.cell_index = index;
+        self
+    }
+
     /// The same block with a size hint for the one after it (caches keep the hint).
     pub fn with_next_block_on_disk_size(mut self, next: Option<u64>) -> Block {
         self.next_block_on_disk_size = next;
@@ -151,6 +206,7 @@ impl Block {
             header,
             data,
             next_block_on_disk_size: None,
+            cell_index: None,
         }
     }
 }
@@ -390,6 +446,7 @@ pub fn decode_block(
         header,
         data,
         next_block_on_disk_size,
+        cell_index: None,
     })
 }
 

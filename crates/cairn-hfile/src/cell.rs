@@ -340,6 +340,111 @@ impl fmt::Debug for CellRef<'_> {
     }
 }
 
+/// What a data block's cells carry besides key and value (from the file's info): a tags
+/// section (`MAX_TAGS_LEN` present) and a sequence id (`KEY_VALUE_VERSION` = 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellLayout {
+    /// Every cell has `tagsLength u16 | tags`.
+    pub tags: bool,
+    /// Every cell ends with its sequence id as a Hadoop vlong.
+    pub mvcc: bool,
+}
+
+/// Parses the cell at `pos` of a data block body: `keyLength i32 | valueLength i32 | key |
+/// value | [tags] | [sequence id]`. Returns the cell and where the next one starts.
+#[inline]
+pub fn parse_block_cell(
+    data: &[u8],
+    pos: usize,
+    layout: CellLayout,
+) -> Result<(CellRef<'_>, usize), String> {
+    let lens = data.get(pos..pos + 8).ok_or("lengths cut off")?;
+    let klen = u32::from_be_bytes(lens[..4].try_into().expect("4 bytes")) as usize;
+    let vlen = u32::from_be_bytes(lens[4..].try_into().expect("4 bytes")) as usize;
+    let key_start = pos + 8;
+    let value_start = key_start.checked_add(klen).ok_or("key length overflows")?;
+    let mut at = value_start
+        .checked_add(vlen)
+        .ok_or("value length overflows")?;
+    if at > data.len() {
+        return Err(format!(
+            "key of {klen} and value of {vlen} bytes run past the block"
+        ));
+    }
+    let key = KeyRef::parse(&data[key_start..value_start]).map_err(|e| e.to_string())?;
+    let value = &data[value_start..at];
+    let mut tags: &[u8] = &[];
+    if layout.tags {
+        let t = data.get(at..at + 2).ok_or("tags length cut off")?;
+        let tlen = u16::from_be_bytes([t[0], t[1]]) as usize;
+        tags = data.get(at + 2..at + 2 + tlen).ok_or("tags cut off")?;
+        at += 2 + tlen;
+    }
+    let mut sequence_id = 0;
+    if layout.mvcc {
+        let (v, used) = crate::vint::read_vlong(&data[at..]).ok_or("sequence id cut off")?;
+        sequence_id = v as u64;
+        at += used;
+    }
+    Ok((
+        CellRef {
+            key,
+            value,
+            tags,
+            sequence_id,
+        },
+        at,
+    ))
+}
+
+/// An in-memory index of a data block's cells, so a seek binary searches a small contiguous
+/// array instead of walking (or jumping around) a 64 KiB block in memory: `prefix length u16 |
+/// prefix (the row bytes every cell shares) | n u32 | n × (offset u32, row fingerprint u64)`,
+/// little-endian. `None` if the block does not parse.
+pub fn build_cell_index(data: &[u8], layout: CellLayout) -> Option<Vec<u8>> {
+    let mut offsets = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        offsets.push(u32::try_from(pos).ok()?);
+        pos = parse_block_cell(data, pos, layout).ok()?.1;
+    }
+    let row_at = |o: u32| {
+        parse_block_cell(data, o as usize, layout)
+            .map(|(c, _)| c.row())
+            .ok()
+    };
+    let first = row_at(*offsets.first()?)?;
+    let last = row_at(*offsets.last()?)?;
+    // Rows are sorted, so the first and last share the prefix every row of the block shares.
+    let common = first
+        .iter()
+        .zip(last)
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(u16::MAX as usize);
+    let mut index = Vec::with_capacity(6 + common + offsets.len() * 12);
+    index.extend_from_slice(&(common as u16).to_le_bytes());
+    index.extend_from_slice(&first[..common]);
+    index.extend_from_slice(&(offsets.len() as u32).to_le_bytes());
+    for &o in &offsets {
+        index.extend_from_slice(&o.to_le_bytes());
+        index.extend_from_slice(&row_fingerprint(row_at(o)?, common).to_le_bytes());
+    }
+    Some(index)
+}
+
+/// Eight bytes of `row` after its first `skip`, zero-padded, as a big-endian number: ordered
+/// like the rows themselves (ties need a full compare).
+#[inline]
+pub fn row_fingerprint(row: &[u8], skip: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let Some(rest) = row.get(skip..) {
+        let n = rest.len().min(8);
+        b[..n].copy_from_slice(&rest[..n]);
+    }
+    u64::from_be_bytes(b)
+}
+
 /// HBase's full cell order: [`compare_keys`], then sequence id descending.
 pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
     compare_keys(&a.key, &b.key).then_with(|| b.sequence_id.cmp(&a.sequence_id))

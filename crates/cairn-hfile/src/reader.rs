@@ -10,7 +10,7 @@ use crate::block::{Block, DecodeContext};
 use crate::block_index::{KeyOrder, NonRootIndex, RootIndex};
 use crate::block_type::BlockType;
 use crate::bloom::{after_last_cell_key, rowcol_key, BloomType, CompoundBloom};
-use crate::cell::{first_on_row, first_on_row_col, CellRef, KeyRef, KeyValue};
+use crate::cell::{first_on_row, first_on_row_col, CellLayout, CellRef, KeyValue};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::scanner::HFileScanner;
@@ -62,8 +62,7 @@ pub struct HFileReader {
     bloom_type: BloomType,
     last_bloom_key: Option<Vec<u8>>,
     delete_family_bloom: Option<CompoundBloom>,
-    includes_tags: bool,
-    includes_mvcc: bool,
+    layout: CellLayout,
     load_on_open: Vec<LoadOnOpenBlock>,
 }
 
@@ -266,10 +265,15 @@ impl HFileReader {
                 uncompressed_size: b.header().uncompressed_size_without_header,
             })
             .collect();
+        let layout = CellLayout {
+            tags: file_info.get(keys::MAX_TAGS_LEN).is_some(),
+            mvcc: file_info.get_i32(keys::KEY_VALUE_VERSION) == Some(1),
+        };
+        // From now on data blocks read from the file carry an index of their cells.
+        file_source.set_cell_layout(layout);
         Ok(HFileReader {
             last_bloom_key: file_info.get(keys::LAST_BLOOM_KEY).map(<[u8]>::to_vec),
-            includes_tags: file_info.get(keys::MAX_TAGS_LEN).is_some(),
-            includes_mvcc: file_info.get_i32(keys::KEY_VALUE_VERSION) == Some(1),
+            layout,
             source: file_source.clone(),
             file_source,
             path,
@@ -347,12 +351,12 @@ impl HFileReader {
 
     /// Whether cells carry a tags section.
     pub fn includes_tags(&self) -> bool {
-        self.includes_tags
+        self.layout.tags
     }
 
     /// Whether cells carry sequence ids.
     pub fn includes_mvcc(&self) -> bool {
-        self.includes_mvcc
+        self.layout.mvcc
     }
 
     /// Cells in the file.
@@ -435,20 +439,50 @@ impl HFileReader {
         HFileScanner::new(self)
     }
 
-    /// The newest cell of a column, if the file has one (whatever its type); consults the
-    /// Bloom filter first.
+    /// The newest cell of a column, if the file has one (whatever its type), copied out;
+    /// consults the Bloom filter first.
     pub fn get(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<KeyValue>> {
-        if !self.may_contain_column(row, family, qualifier)? {
+        self.get_with(row, family, qualifier, |c| c.to_owned())
+    }
+
+    /// Calls `f` with the newest cell of a column, borrowed from the (possibly cached) block:
+    /// no copy. Consults the Bloom filter first. Returns `f`'s result, or `None`.
+    pub fn get_with<T>(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        f: impl FnOnce(CellRef<'_>) -> T,
+    ) -> Result<Option<T>> {
+        if self.trailer.entry_count == 0 {
             return Ok(None);
         }
         let key = first_on_row_col(row, family, qualifier)?;
+        let search = crate::cell::KeyRef::parse(&key)?;
         let mut s = self.scanner();
-        if !s.seek(&key)? {
+        let found = match self.locate_data_block(&key)? {
+            None => s.seek_to_first()?,
+            Some((offset, size)) => match self.source.read_cached(offset) {
+                // The Bloom filter exists to save reading a block; a cached one costs less
+                // to look at than the filter's random bit probes.
+                Some(block) if block.block_type() == BlockType::Data => {
+                    s.seek_in(block, &search)?
+                }
+                _ => {
+                    if !self.may_contain_column(row, family, qualifier)? {
+                        return Ok(None);
+                    }
+                    let block = self.read_block(offset, Some(size), &[BlockType::Data])?;
+                    s.seek_in(block, &search)?
+                }
+            },
+        };
+        if !found {
             return Ok(None);
         }
         Ok(s.cell()
             .filter(|c| c.row() == row && c.family() == family && c.qualifier() == qualifier)
-            .map(|c| c.to_owned()))
+            .map(f))
     }
 
     /// Every cell of a row, after consulting the Bloom filter.
@@ -615,60 +649,18 @@ impl HFileReader {
         block: &'a Block,
         pos: usize,
     ) -> Result<(CellRef<'a>, usize)> {
-        let data = block.data();
-        let err = |what: &str| {
+        crate::cell::parse_block_cell(block.data(), pos, self.layout).map_err(|what| {
             HFileError::block(
                 &self.path,
                 Some(BlockType::Data),
                 block.offset(),
                 format!("cell at data byte {pos}: {what}"),
             )
-        };
-        let lens = data
-            .get(pos..pos + 8)
-            .ok_or_else(|| err("lengths cut off"))?;
-        let klen = u32::from_be_bytes(lens[..4].try_into().expect("4 bytes")) as usize;
-        let vlen = u32::from_be_bytes(lens[4..].try_into().expect("4 bytes")) as usize;
-        let key_start = pos + 8;
-        let value_start = key_start
-            .checked_add(klen)
-            .ok_or_else(|| err("key length overflows"))?;
-        let mut at = value_start
-            .checked_add(vlen)
-            .ok_or_else(|| err("value length overflows"))?;
-        if at > data.len() {
-            return Err(err(&format!(
-                "key of {klen} and value of {vlen} bytes run past the block"
-            )));
-        }
-        let key = KeyRef::parse(&data[key_start..value_start]).map_err(|e| err(&e.to_string()))?;
-        let value = &data[value_start..at];
-        let mut tags: &[u8] = &[];
-        if self.includes_tags {
-            let t = data
-                .get(at..at + 2)
-                .ok_or_else(|| err("tags length cut off"))?;
-            let tlen = u16::from_be_bytes([t[0], t[1]]) as usize;
-            tags = data
-                .get(at + 2..at + 2 + tlen)
-                .ok_or_else(|| err("tags cut off"))?;
-            at += 2 + tlen;
-        }
-        let mut sequence_id = 0;
-        if self.includes_mvcc {
-            let (v, used) =
-                crate::vint::read_vlong(&data[at..]).ok_or_else(|| err("sequence id cut off"))?;
-            sequence_id = v as u64;
-            at += used;
-        }
-        Ok((
-            CellRef {
-                key,
-                value,
-                tags,
-                sequence_id,
-            },
-            at,
-        ))
+        })
+    }
+
+    /// How cells are laid out in this file's data blocks.
+    pub fn cell_layout(&self) -> CellLayout {
+        self.layout
     }
 }

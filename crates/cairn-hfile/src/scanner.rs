@@ -62,24 +62,64 @@ impl<'r> HFileScanner<'r> {
                 if !self.load_block(offset, Some(size))? {
                     return Ok(false);
                 }
-                // Walk the block parsing each cell once; past its end the next block's first
-                // cell sorts after `key` (the index sent us to the last block that can hold it).
-                let block = self.block.as_ref().expect("loaded");
-                let (mut pos, len) = (0usize, block.data().len());
-                while pos < len {
-                    let (c, next) = self.reader.parse_cell(block, pos)?;
-                    if compare_keys(&c.key, &search) != Ordering::Less {
-                        self.pos = pos;
-                        self.next_pos = next;
-                        return Ok(true);
-                    }
-                    pos = next;
-                }
-                self.pos = pos;
-                self.next_pos = pos;
-                self.next()
+                self.seek_in_block(&search)
             }
         }
+    }
+
+    /// Positions at the first cell ≥ `key` in `block` (the data block the index gives for
+    /// `key`), or after it.
+    pub(crate) fn seek_in(&mut self, block: Block, key: &KeyRef<'_>) -> Result<bool> {
+        self.set_block(block)?;
+        self.seek_in_block(key)
+    }
+
+    fn seek_in_block(&mut self, search: &KeyRef<'_>) -> Result<bool> {
+        let block = self.block.as_ref().expect("loaded");
+        let len = block.data().len();
+        // With a cell index, binary search its row fingerprints (a small contiguous
+        // array) to the first cell whose row can be >= the key's; then walk from there.
+        let mut pos = 0usize;
+        let n = block.indexed_cells();
+        if n > 0 {
+            let prefix = block.indexed_prefix().unwrap_or(&[]);
+            let row = search.row();
+            let head = &row[..row.len().min(prefix.len())];
+            let start = match crate::cell::compare_bytes(head, prefix) {
+                Ordering::Less => 0,
+                Ordering::Greater if head.len() == prefix.len() => n,
+                Ordering::Greater => n,
+                _ if row.len() < prefix.len() => 0,
+                _ => {
+                    let fp = crate::cell::row_fingerprint(row, prefix.len());
+                    let (mut lo, mut hi) = (0usize, n);
+                    while lo < hi {
+                        let mid = (lo + hi) / 2;
+                        if block.indexed_entry(mid).expect("in range").1 < fp {
+                            lo = mid + 1;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    lo
+                }
+            };
+            pos = block.indexed_cell(start).unwrap_or(len);
+        }
+        // Past the block's end, the next block's first cell sorts after `key` (the
+        // index sent us to the last block that can hold it).
+        while pos < len {
+            let (c, next) = self.reader.parse_cell(block, pos)?;
+            if compare_keys(&c.key, search) != Ordering::Less {
+                self.pos = pos;
+                self.next_pos = next;
+                return Ok(true);
+            }
+            pos = next;
+        }
+        self.pos = pos;
+        self.next_pos = pos;
+        self.next()
     }
 
     /// Moves to the next cell; false at the end of the file.

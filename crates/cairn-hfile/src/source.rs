@@ -77,6 +77,12 @@ pub trait BlockSource: Send + Sync {
     /// knows it from an index, else it is read from the block's header.
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block>;
 
+    /// The block at `offset` if it can be had without I/O (a cache hit); `None` otherwise.
+    fn read_cached(&self, offset: u64) -> Option<Block> {
+        let _ = offset;
+        None
+    }
+
     /// [`read_block`](Self::read_block) when the caller knows whether it wants a data block
     /// (`data`) or an index, Bloom or meta block: a cache can look in the likelier level first.
     fn read_block_expecting(
@@ -94,6 +100,8 @@ pub trait BlockSource: Send + Sync {
 /// the secondary source if there is one (another replica, HDFS with its own checksums), and
 /// never returns a block that failed everywhere.
 pub struct FileBlockSource {
+    /// Set once the reader knows the file's cell layout: data blocks then get a cell index.
+    layout: std::sync::OnceLock<crate::cell::CellLayout>,
     primary: Arc<dyn RawSource>,
     secondary: Option<Arc<dyn RawSource>>,
     ctx: DecodeContext,
@@ -110,11 +118,18 @@ impl FileBlockSource {
         limit: u64,
     ) -> FileBlockSource {
         FileBlockSource {
+            layout: std::sync::OnceLock::new(),
             primary,
             secondary,
             ctx,
             limit,
         }
+    }
+
+    /// Tells the source how the file's cells are laid out, so data blocks come with an index
+    /// of their cells.
+    pub fn set_cell_layout(&self, layout: crate::cell::CellLayout) {
+        let _ = self.layout.set(layout);
     }
 
     /// The decode settings.
@@ -162,7 +177,15 @@ impl FileBlockSource {
         // Read the next block's header too: scans learn the next size without another read.
         let want = (end + HEADER_SIZE as u64).min(raw.len()) - offset;
         let bytes = raw.read_at(offset, want as usize).map_err(io)?;
-        decode_block(bytes, offset, size as usize, &self.ctx)
+        let block = decode_block(bytes, offset, size as usize, &self.ctx)?;
+        Ok(match (block.block_type(), self.layout.get()) {
+            (crate::BlockType::Data, Some(&layout)) => {
+                let index =
+                    crate::cell::build_cell_index(block.data(), layout).map(bytes::Bytes::from);
+                block.with_cell_index(index)
+            }
+            _ => block,
+        })
     }
 }
 
