@@ -348,7 +348,14 @@ impl BucketCache {
     /// [`get`](Self::get), counting a miss only if `count_miss`.
     pub fn get_counted(&self, key: &BlockCacheKey, count_miss: bool) -> Option<Block> {
         let inner = &self.inner;
-        if let Some(slot) = inner.table.pin(key) {
+        let prefetch = |offset: u64, _len: u32| {
+            if let Engine::OffHeap(a) = &*inner.engine {
+                // The slot header and the cell index after it: fetched while the slot's
+                // reference is being taken.
+                a.prefetch(offset, 4);
+            }
+        };
+        if let Some(slot) = inner.table.pin_with(key, prefetch) {
             // Reading the clock, not advancing it: a shared counter written on every hit would
             // make hits on two cores fight over one cache line.
             slot.touch(inner.clock.load(Ordering::Relaxed));

@@ -40,6 +40,12 @@ impl OffHeapArena {
             opts.huge(None);
         }
         let mut map = opts.map_anon()?;
+        if !huge_pages {
+            // Ask for transparent huge pages: cache hits land anywhere in a region of gigabytes,
+            // and with 4 KiB pages most of them would also miss the TLB. Only a hint: the
+            // kernel may decline, and that is fine.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
         let base = map.as_mut_ptr();
         Ok(OffHeapArena {
             _map: map,
@@ -63,6 +69,28 @@ impl OffHeapArena {
         // SAFETY: in bounds (asserted); `base` comes from the live mapping via `as_mut_ptr`;
         // exclusive access to the range as documented above.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.base.add(start), data.len()) }
+    }
+
+    /// Asks the CPU to start loading `lines` cache lines at `offset` (a hint: no access, no
+    /// effect on correctness).
+    #[inline]
+    pub(crate) fn prefetch(&self, offset: u64, lines: usize) {
+        #[cfg(target_arch = "x86_64")]
+        for i in 0..lines {
+            let at = offset as usize + i * 64;
+            if at < self.len {
+                // SAFETY: SSE is part of the x86-64 baseline, so the instruction exists; a
+                // prefetch only hints the cache (it cannot fault or change memory), and the
+                // address lies inside the mapping (checked above).
+                unsafe {
+                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                        self.base.wrapping_add(at) as *const i8,
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (offset, lines);
     }
 
     /// The bytes at `[offset, offset + len)`.

@@ -85,7 +85,15 @@ impl Drop for Slot {
 
 const SHARDS: usize = 64;
 
-type Shard = HashMap<BlockCacheKey, Arc<Slot>, foldhash::fast::RandomState>;
+/// A published slot, with where its bytes are kept beside the reference so a reader can start
+/// fetching them before it touches the slot itself.
+struct Published {
+    slot: Arc<Slot>,
+    offset: u64,
+    len: u32,
+}
+
+type Shard = HashMap<BlockCacheKey, Published, foldhash::fast::RandomState>;
 
 /// Published slots by key, in shards so readers rarely meet on a lock.
 pub(crate) struct SlotTable {
@@ -113,17 +121,28 @@ impl SlotTable {
             drop(slot);
             return false;
         }
-        shard.insert(key, slot);
+        let (offset, len) = (slot.offset, slot.len);
+        shard.insert(key, Published { slot, offset, len });
         true
     }
 
     /// A reference to the slot of `key`, which keeps its memory from being reused.
+    #[cfg(any(test, loom))]
     pub(crate) fn pin(&self, key: &BlockCacheKey) -> Option<Arc<Slot>> {
-        self.shard(key)
-            .read()
-            .expect("no panics under the lock")
-            .get(key)
-            .cloned()
+        self.pin_with(key, |_, _| {})
+    }
+
+    /// [`pin`](Self::pin), first telling `fetch` where the slot's bytes are, so it can start
+    /// loading them while the reference is taken.
+    pub(crate) fn pin_with(
+        &self,
+        key: &BlockCacheKey,
+        fetch: impl FnOnce(u64, u32),
+    ) -> Option<Arc<Slot>> {
+        let shard = self.shard(key).read().expect("no panics under the lock");
+        let p = shard.get(key)?;
+        fetch(p.offset, p.len);
+        Some(p.slot.clone())
     }
 
     pub(crate) fn contains(&self, key: &BlockCacheKey) -> bool {
@@ -140,13 +159,13 @@ impl SlotTable {
             .write()
             .expect("no panics under the lock")
             .remove(key);
-        removed
+        removed.map(|p| p.slot)
     }
 
     /// Unpublishes `key` only if it still maps to `slot`.
     pub(crate) fn remove_exact(&self, key: &BlockCacheKey, slot: &Arc<Slot>) -> bool {
         let mut shard = self.shard(key).write().expect("no panics under the lock");
-        if shard.get(key).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+        if shard.get(key).is_some_and(|p| Arc::ptr_eq(&p.slot, slot)) {
             let removed = shard.remove(key);
             drop(shard);
             drop(removed);
@@ -159,7 +178,7 @@ impl SlotTable {
     pub(crate) fn remove_where(&self, evict: impl Fn(&BlockCacheKey) -> bool) -> usize {
         let mut n = 0;
         for shard in &self.shards {
-            let removed: Vec<Arc<Slot>> = {
+            let removed: Vec<Published> = {
                 let mut s = shard.write().expect("no panics under the lock");
                 let keys: Vec<BlockCacheKey> = s.keys().filter(|k| evict(k)).copied().collect();
                 keys.iter().filter_map(|k| s.remove(k)).collect()
@@ -174,7 +193,7 @@ impl SlotTable {
         let mut out = Vec::new();
         for shard in &self.shards {
             let s = shard.read().expect("no panics under the lock");
-            out.extend(s.iter().map(|(k, v)| (*k, v.clone())));
+            out.extend(s.iter().map(|(k, p)| (*k, p.slot.clone())));
         }
         out
     }

@@ -51,6 +51,13 @@ impl BlockSource for CachedBlockSource {
         self.read_block_expecting(offset, on_disk_size, true)
     }
 
+    fn read_cached(&self, offset: u64) -> Option<Block> {
+        self.cache.get_if_cached(&BlockCacheKey {
+            file: self.file,
+            offset,
+        })
+    }
+
     fn read_block_expecting(
         &self,
         offset: u64,

@@ -413,6 +413,8 @@ pub struct NonRootIndex<'a> {
     body: &'a [u8],
     n: usize,
     order: KeyOrder,
+    /// Row fingerprints of the entries (see [`build_entry_fingerprints`]), when the block has them.
+    accel: Option<&'a [u8]>,
 }
 
 impl<'a> NonRootIndex<'a> {
@@ -441,7 +443,12 @@ impl<'a> NonRootIndex<'a> {
                 body.len()
             )));
         }
-        let idx = NonRootIndex { body, n, order };
+        let idx = NonRootIndex {
+            body,
+            n,
+            order,
+            accel: None,
+        };
         if idx.mark(n) != body.len() - table_end {
             return Err(err(format!(
                 "entries take {} bytes but the block has {} after the offset table",
@@ -494,6 +501,14 @@ impl<'a> NonRootIndex<'a> {
     /// The last entry whose key is ≤ `key`, or `None`.
     pub fn search(&self, key: &[u8]) -> Option<usize> {
         let (mut lo, mut hi) = (0usize, self.n);
+        if let Some(range) = self.accel.and_then(|a| fingerprint_range(a, self.n, key)) {
+            (lo, hi) = range;
+            if lo == hi {
+                return lo.checked_sub(1);
+            }
+        }
+        // Full keys decide within the range the fingerprints could not tell apart.
+        let base = lo;
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.order.compare(self.key(mid), key) == Ordering::Greater {
@@ -502,8 +517,91 @@ impl<'a> NonRootIndex<'a> {
                 lo = mid + 1;
             }
         }
-        lo.checked_sub(1)
+        if lo == base {
+            return base.checked_sub(1);
+        }
+        Some(lo - 1)
     }
+
+    /// Uses entry fingerprints built for this block to narrow searches.
+    pub fn with_fingerprints(mut self, accel: Option<&'a [u8]>) -> NonRootIndex<'a> {
+        if self.order == KeyOrder::Cells {
+            self.accel = accel;
+        }
+        self
+    }
+}
+
+/// Row fingerprints of a non-root index block's entries, kept in memory with the block:
+/// `prefix length u16 | prefix | n u32 | n × u64` (little-endian), where the prefix is the row
+/// bytes every entry shares and each u64 is [`crate::cell::row_fingerprint`] of the entry's row.
+/// A search binary searches this small array and compares full keys only among entries whose
+/// rows it cannot tell apart from the search key's.
+pub fn build_entry_fingerprints(body: &[u8]) -> Option<Vec<u8>> {
+    let path: Arc<str> = "".into();
+    let idx = NonRootIndex::parse(body, KeyOrder::Cells, &path, BlockType::LeafIndex, 0).ok()?;
+    let row = |i: usize| KeyRef::parse(idx.key(i)).ok().map(|k| k.row());
+    let (first, last) = (row(0)?, row(idx.len() - 1)?);
+    let common = first
+        .iter()
+        .zip(last)
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(u16::MAX as usize);
+    let mut out = Vec::with_capacity(6 + common + idx.len() * 8);
+    out.extend_from_slice(&(common as u16).to_le_bytes());
+    out.extend_from_slice(&first[..common]);
+    out.extend_from_slice(&(idx.len() as u32).to_le_bytes());
+    for i in 0..idx.len() {
+        out.extend_from_slice(&crate::cell::row_fingerprint(row(i)?, common).to_le_bytes());
+    }
+    Some(out)
+}
+
+/// The entries `[lo, hi)` whose rows may equal `key`'s row: entries before `lo` have smaller
+/// rows (so smaller keys), entries from `hi` on larger ones. `None` if `accel` does not match.
+fn fingerprint_range(accel: &[u8], n: usize, key: &[u8]) -> Option<(usize, usize)> {
+    let p = u16::from_le_bytes(accel.get(..2)?.try_into().ok()?) as usize;
+    let prefix = accel.get(2..2 + p)?;
+    let count = u32::from_le_bytes(accel.get(2 + p..6 + p)?.try_into().ok()?) as usize;
+    let fps = accel.get(6 + p..)?;
+    if count != n || fps.len() != n * 8 {
+        return None;
+    }
+    let fp = |i: usize| u64::from_le_bytes(fps[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let row = KeyRef::parse(key).ok()?.row();
+    let head = &row[..row.len().min(p)];
+    match crate::cell::compare_bytes(head, prefix) {
+        Ordering::Less => return Some((0, 0)),
+        Ordering::Greater => return Some((n, n)),
+        Ordering::Equal => {}
+    }
+    let target = crate::cell::row_fingerprint(row, p);
+    let lower = {
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fp(mid) < target {
+                lo = mid + 1
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    };
+    let upper = {
+        let (mut lo, mut hi) = (lower, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fp(mid) <= target {
+                lo = mid + 1
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    };
+    Some((lower, upper))
 }
 
 #[cfg(test)]
@@ -541,6 +639,17 @@ mod tests {
         assert_eq!(idx.search(&key(99)), Some(4));
         assert_eq!(idx.search(&make_key(b"a", b"", b"", 0, 4).unwrap()), None);
         assert_eq!(idx.target(3), Some((3000, 503)));
+        // The fingerprints give the same answers.
+        let fps = build_entry_fingerprints(&body).unwrap();
+        let fast = NonRootIndex::parse(&body, KeyOrder::Cells, &path, BlockType::LeafIndex, 0)
+            .unwrap()
+            .with_fingerprints(Some(&fps));
+        for probe in (0..60).map(key).chain([
+            make_key(b"a", b"", b"", 0, 4).unwrap(),
+            make_key(b"zz", b"", b"", 0, 4).unwrap(),
+        ]) {
+            assert_eq!(fast.search(&probe), idx.search(&probe));
+        }
         for cut in 0..body.len() {
             assert!(
                 NonRootIndex::parse(

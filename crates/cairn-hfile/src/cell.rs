@@ -525,6 +525,32 @@ impl fmt::Debug for KeyValue {
     }
 }
 
+/// Serializes a key into `key` (cleared first), reusing its allocation.
+pub fn write_key(
+    key: &mut Vec<u8>,
+    row: &[u8],
+    family: &[u8],
+    qualifier: &[u8],
+    timestamp: i64,
+    type_code: u8,
+) -> Result<(), CellError> {
+    if row.len() > MAX_ROW_LEN {
+        return Err(CellError::RowTooLong(row.len()));
+    }
+    if family.len() > MAX_FAMILY_LEN {
+        return Err(CellError::FamilyTooLong(family.len()));
+    }
+    key.clear();
+    key.extend_from_slice(&(row.len() as u16).to_be_bytes());
+    key.extend_from_slice(row);
+    key.push(family.len() as u8);
+    key.extend_from_slice(family);
+    key.extend_from_slice(qualifier);
+    key.extend_from_slice(&timestamp.to_be_bytes());
+    key.push(type_code);
+    Ok(())
+}
+
 /// Serializes a key.
 pub fn make_key(
     row: &[u8],
@@ -533,21 +559,9 @@ pub fn make_key(
     timestamp: i64,
     type_code: u8,
 ) -> Result<Vec<u8>, CellError> {
-    if row.len() > MAX_ROW_LEN {
-        return Err(CellError::RowTooLong(row.len()));
-    }
-    if family.len() > MAX_FAMILY_LEN {
-        return Err(CellError::FamilyTooLong(family.len()));
-    }
     let mut key =
         Vec::with_capacity(KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len());
-    key.extend_from_slice(&(row.len() as u16).to_be_bytes());
-    key.extend_from_slice(row);
-    key.push(family.len() as u8);
-    key.extend_from_slice(family);
-    key.extend_from_slice(qualifier);
-    key.extend_from_slice(&timestamp.to_be_bytes());
-    key.push(type_code);
+    write_key(&mut key, row, family, qualifier, timestamp, type_code)?;
     Ok(key)
 }
 

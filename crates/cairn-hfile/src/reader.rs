@@ -10,7 +10,7 @@ use crate::block::{Block, DecodeContext};
 use crate::block_index::{KeyOrder, NonRootIndex, RootIndex};
 use crate::block_type::BlockType;
 use crate::bloom::{after_last_cell_key, rowcol_key, BloomType, CompoundBloom};
-use crate::cell::{first_on_row, first_on_row_col, CellLayout, CellRef, KeyValue};
+use crate::cell::{first_on_row, CellLayout, CellRef, KeyValue};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::scanner::HFileScanner;
@@ -418,7 +418,8 @@ impl HFileReader {
                 &self.path,
                 expected,
                 block.offset(),
-            )?;
+            )?
+            .with_fingerprints(block.cell_index().map(|b| b.as_ref()));
             let Some(j) = idx.search(key) else {
                 return Ok(None);
             };
@@ -457,29 +458,44 @@ impl HFileReader {
         if self.trailer.entry_count == 0 {
             return Ok(None);
         }
-        let key = first_on_row_col(row, family, qualifier)?;
-        let search = crate::cell::KeyRef::parse(&key)?;
-        let mut s = self.scanner();
-        let found = match self.locate_data_block(&key)? {
-            None => s.seek_to_first()?,
-            Some((offset, size)) => match self.source.read_cached(offset) {
-                // The Bloom filter exists to save reading a block; a cached one costs less
-                // to look at than the filter's random bit probes.
-                Some(block) if block.block_type() == BlockType::Data => {
-                    s.seek_in(block, &search)?
-                }
-                _ => {
-                    if !self.may_contain_column(row, family, qualifier)? {
-                        return Ok(None);
-                    }
-                    let block = self.read_block(offset, Some(size), &[BlockType::Data])?;
-                    s.seek_in(block, &search)?
-                }
-            },
-        };
-        if !found {
-            return Ok(None);
+        // The search key is built in a reused per-thread buffer: a get allocates nothing.
+        thread_local! {
+            static KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        let found = KEY.with(|buf| -> Result<Option<(HFileScanner<'_>, bool)>> {
+            let mut key = buf.borrow_mut();
+            crate::cell::write_key(
+                &mut key,
+                row,
+                family,
+                qualifier,
+                crate::cell::LATEST_TIMESTAMP,
+                crate::cell::CellType::Maximum.code(),
+            )?;
+            let search = crate::cell::KeyRef::parse(&key)?;
+            let mut s = self.scanner();
+            let found = match self.locate_data_block(&key)? {
+                None => s.seek_to_first()?,
+                Some((offset, size)) => match self.source.read_cached(offset) {
+                    // The Bloom filter exists to save reading a block; a cached one costs less
+                    // to look at than the filter's random bit probes.
+                    Some(block) if block.block_type() == BlockType::Data => {
+                        s.seek_in(block, &search)?
+                    }
+                    _ => {
+                        if !self.may_contain_column(row, family, qualifier)? {
+                            return Ok(None);
+                        }
+                        let block = self.read_block(offset, Some(size), &[BlockType::Data])?;
+                        s.seek_in(block, &search)?
+                    }
+                },
+            };
+            Ok(Some((s, found)))
+        })?;
+        let Some((s, true)) = found else {
+            return Ok(None);
+        };
         Ok(s.cell()
             .filter(|c| c.row() == row && c.family() == family && c.qualifier() == qualifier)
             .map(f))

@@ -178,11 +178,18 @@ impl FileBlockSource {
         let want = (end + HEADER_SIZE as u64).min(raw.len()) - offset;
         let bytes = raw.read_at(offset, want as usize).map_err(io)?;
         let block = decode_block(bytes, offset, size as usize, &self.ctx)?;
+        // In-memory search aids, kept with the block by caches: cells of data blocks, entry
+        // fingerprints of leaf and intermediate index blocks.
         Ok(match (block.block_type(), self.layout.get()) {
             (crate::BlockType::Data, Some(&layout)) => {
                 let index =
                     crate::cell::build_cell_index(block.data(), layout).map(bytes::Bytes::from);
                 block.with_cell_index(index)
+            }
+            (crate::BlockType::LeafIndex | crate::BlockType::IntermediateIndex, _) => {
+                let fps = crate::block_index::build_entry_fingerprints(block.data())
+                    .map(bytes::Bytes::from);
+                block.with_cell_index(fps)
             }
             _ => block,
         })
