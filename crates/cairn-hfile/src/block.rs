@@ -43,12 +43,14 @@ pub struct BlockHeader {
 
 impl BlockHeader {
     /// The whole block on disk: header, body, checksums.
+    #[inline]
     pub fn on_disk_size_with_header(&self) -> u64 {
         HEADER_SIZE as u64 + self.on_disk_size_without_header as u64
     }
 
     /// Parses header bytes already known to be good (a block cache's own copy): only the magic
     /// and the checksum type are checked.
+    #[inline]
     pub fn decode(h: &[u8]) -> Option<BlockHeader> {
         let h = h.get(..HEADER_SIZE)?;
         Some(BlockHeader {
@@ -106,47 +108,56 @@ pub struct Block {
 
 impl Block {
     /// Offset in the file.
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
     /// The header.
+    #[inline]
     pub fn header(&self) -> &BlockHeader {
         &self.header
     }
 
     /// The block type.
+    #[inline]
     pub fn block_type(&self) -> BlockType {
         self.header.block_type
     }
 
     /// The uncompressed body (without header and checksums).
+    #[inline]
     pub fn data(&self) -> &Bytes {
         &self.data
     }
 
     /// Header, body and checksums on disk.
+    #[inline]
     pub fn on_disk_size(&self) -> u64 {
         self.header.on_disk_size_with_header()
     }
 
     /// The size of the following block, read from its header along with this block (a hint:
     /// it is verified only when that block is read).
+    #[inline]
     pub fn next_block_on_disk_size(&self) -> Option<u64> {
         self.next_block_on_disk_size
     }
 
     /// Offset of the block that follows this one.
+    #[inline]
     pub fn next_offset(&self) -> u64 {
         self.offset + self.on_disk_size()
     }
 
     /// The cell index, if the block has one.
+    #[inline]
     pub fn cell_index(&self) -> Option<&Bytes> {
         self.cell_index.as_ref()
     }
 
     /// Cells in the index (0 without one).
+    #[inline]
     pub fn indexed_cells(&self) -> usize {
         self.index_layout().map_or(0, |(_, n)| n)
     }
@@ -167,6 +178,7 @@ impl Block {
     }
 
     /// The row prefix every indexed cell shares.
+    #[inline]
     pub fn indexed_prefix(&self) -> Option<&[u8]> {
         let idx = self.cell_index.as_ref()?;
         let p = u16::from_le_bytes(idx.get(..2)?.try_into().ok()?) as usize;
@@ -188,18 +200,21 @@ impl Block {
     }
 
     /// The same block with a cell index.
+    #[inline]
     pub fn with_cell_index(mut self, index: Option<Bytes>) -> Block {
         self.cell_index = index;
         self
     }
 
     /// The same block with a size hint for the one after it (caches keep the hint).
+    #[inline]
     pub fn with_next_block_on_disk_size(mut self, next: Option<u64>) -> Block {
         self.next_block_on_disk_size = next;
         self
     }
 
     /// A block made from parts (tests, caches).
+    #[inline]
     pub fn from_parts(offset: u64, header: BlockHeader, data: Bytes) -> Block {
         Block {
             offset,
