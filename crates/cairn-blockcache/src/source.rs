@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_hfile::{Block, BlockSource, Result};
+use cairn_hfile::{Block, BlockPurpose, BlockSource, Result};
 
 use crate::combined::CombinedBlockCache;
 use crate::key::{file_id, BlockCacheKey};
@@ -48,7 +48,7 @@ impl CachedBlockSource {
 
 impl BlockSource for CachedBlockSource {
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
-        self.read_block_expecting(offset, on_disk_size, true)
+        self.read_block_for(offset, on_disk_size, BlockPurpose::Seek)
     }
 
     fn read_cached(&self, offset: u64) -> Option<Block> {
@@ -58,22 +58,23 @@ impl BlockSource for CachedBlockSource {
         })
     }
 
-    fn read_block_expecting(
+    fn read_block_for(
         &self,
         offset: u64,
         on_disk_size: Option<u64>,
-        data: bool,
+        purpose: BlockPurpose,
     ) -> Result<Block> {
         let key = BlockCacheKey {
             file: self.file,
             offset,
         };
-        if let Some(b) = self.cache.get_expecting(&key, data) {
+        if let Some(b) = self
+            .cache
+            .get_expecting(&key, purpose != BlockPurpose::Index)
+        {
             return Ok(b);
         }
-        let b = self
-            .inner
-            .read_block_expecting(offset, on_disk_size, data)?;
+        let b = self.inner.read_block_for(offset, on_disk_size, purpose)?;
         if self.cache_on_read {
             self.cache.cache_block(key, b.clone(), self.in_memory);
         }

@@ -402,19 +402,15 @@ pub fn parse_block_cell(
 /// prefix (the row bytes every cell shares) | n u32 | n × (offset u32, row fingerprint u64)`,
 /// little-endian. `None` if the block does not parse.
 pub fn build_cell_index(data: &[u8], layout: CellLayout) -> Option<Vec<u8>> {
-    let mut offsets = Vec::new();
+    // One pass over the cells: their offsets and rows; then the fingerprints.
+    let mut cells: Vec<(u32, &[u8])> = Vec::with_capacity(data.len() / 512 + 1);
     let mut pos = 0;
     while pos < data.len() {
-        offsets.push(u32::try_from(pos).ok()?);
-        pos = parse_block_cell(data, pos, layout).ok()?.1;
+        let (cell, next) = parse_block_cell(data, pos, layout).ok()?;
+        cells.push((u32::try_from(pos).ok()?, cell.row()));
+        pos = next;
     }
-    let row_at = |o: u32| {
-        parse_block_cell(data, o as usize, layout)
-            .map(|(c, _)| c.row())
-            .ok()
-    };
-    let first = row_at(*offsets.first()?)?;
-    let last = row_at(*offsets.last()?)?;
+    let (first, last) = (cells.first()?.1, cells.last()?.1);
     // Rows are sorted, so the first and last share the prefix every row of the block shares.
     let common = first
         .iter()
@@ -422,13 +418,13 @@ pub fn build_cell_index(data: &[u8], layout: CellLayout) -> Option<Vec<u8>> {
         .take_while(|(a, b)| a == b)
         .count()
         .min(u16::MAX as usize);
-    let mut index = Vec::with_capacity(6 + common + offsets.len() * 12);
+    let mut index = Vec::with_capacity(6 + common + cells.len() * 12);
     index.extend_from_slice(&(common as u16).to_le_bytes());
     index.extend_from_slice(&first[..common]);
-    index.extend_from_slice(&(offsets.len() as u32).to_le_bytes());
-    for &o in &offsets {
+    index.extend_from_slice(&(cells.len() as u32).to_le_bytes());
+    for (o, row) in cells {
         index.extend_from_slice(&o.to_le_bytes());
-        index.extend_from_slice(&row_fingerprint(row_at(o)?, common).to_le_bytes());
+        index.extend_from_slice(&row_fingerprint(row, common).to_le_bytes());
     }
     Some(index)
 }

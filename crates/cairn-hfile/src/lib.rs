@@ -37,7 +37,7 @@ pub use compression::{Compression, ZstdFraming};
 pub use error::{HFileError, Result};
 pub use reader::{HFileReader, LoadOnOpenBlock, ReaderOptions};
 pub use scanner::HFileScanner;
-pub use source::{BlockSource, FileBlockSource, LocalFile, RawSource};
+pub use source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
 pub use writer::{midpoint_key, FileSummary, HFileWriter, WriterOptions};
 
 static CHECKSUM_FAILURES: AtomicU64 = AtomicU64::new(0);

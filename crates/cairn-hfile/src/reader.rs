@@ -14,7 +14,7 @@ use crate::cell::{first_on_row, CellLayout, CellRef, KeyValue};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::scanner::HFileScanner;
-use crate::source::{BlockSource, FileBlockSource, LocalFile, RawSource};
+use crate::source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
 use crate::trailer::{Trailer, TRAILER_SIZE};
 
 /// How a file is opened.
@@ -376,9 +376,23 @@ impl HFileReader {
         size: Option<u64>,
         expected: &[BlockType],
     ) -> Result<Block> {
-        let b =
-            self.source
-                .read_block_expecting(offset, size, expected.contains(&BlockType::Data))?;
+        let purpose = if expected.contains(&BlockType::Data) {
+            BlockPurpose::Seek
+        } else {
+            BlockPurpose::Index
+        };
+        self.read_block_for(offset, size, expected, purpose)
+    }
+
+    /// [`read_block`](Self::read_block) for a given purpose.
+    pub(crate) fn read_block_for(
+        &self,
+        offset: u64,
+        size: Option<u64>,
+        expected: &[BlockType],
+        purpose: BlockPurpose,
+    ) -> Result<Block> {
+        let b = self.source.read_block_for(offset, size, purpose)?;
         if !expected.contains(&b.block_type()) {
             return Err(HFileError::block(
                 &self.path,
@@ -475,7 +489,7 @@ impl HFileReader {
             let search = crate::cell::KeyRef::parse(&key)?;
             let mut s = self.scanner();
             let found = match self.locate_data_block(&key)? {
-                None => s.seek_to_first()?,
+                None => s.first_cell(BlockPurpose::Seek)?,
                 Some((offset, size)) => match self.source.read_cached(offset) {
                     // The Bloom filter exists to save reading a block; a cached one costs less
                     // to look at than the filter's random bit probes.

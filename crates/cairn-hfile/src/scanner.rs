@@ -7,6 +7,7 @@ use crate::block_type::BlockType;
 use crate::cell::{compare_keys, CellRef, KeyRef};
 use crate::error::{HFileError, Result};
 use crate::reader::HFileReader;
+use crate::source::BlockPurpose;
 
 /// A position among an HFile's cells. Cells it hands out borrow from the current block,
 /// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
@@ -36,6 +37,11 @@ impl<'r> HFileScanner<'r> {
 
     /// Positions at the first cell; false for an empty file.
     pub fn seek_to_first(&mut self) -> Result<bool> {
+        self.first_cell(BlockPurpose::Scan)
+    }
+
+    /// Positions at the first cell, reading its block for `purpose`.
+    pub(crate) fn first_cell(&mut self, purpose: BlockPurpose) -> Result<bool> {
         match self.reader.trailer().first_data_block_offset {
             None => {
                 self.block = None;
@@ -47,7 +53,7 @@ impl<'r> HFileScanner<'r> {
                 let index = self.reader.data_index();
                 let size = (self.reader.trailer().num_data_index_levels == 1 && !index.is_empty())
                     .then(|| index.entry(0).2 as u64);
-                self.load_block(offset, size)
+                self.load_block(offset, size, purpose)
             }
         }
     }
@@ -57,9 +63,10 @@ impl<'r> HFileScanner<'r> {
     pub fn seek(&mut self, key: &[u8]) -> Result<bool> {
         let search = KeyRef::parse(key)?;
         match self.reader.locate_data_block(key)? {
-            None => self.seek_to_first(),
+            // The key sorts before every cell: the first cell is the answer.
+            None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
-                if !self.load_block(offset, Some(size))? {
+                if !self.load_block(offset, Some(size), BlockPurpose::Seek)? {
                     return Ok(false);
                 }
                 self.seek_in_block(&search)
@@ -139,7 +146,7 @@ impl<'r> HFileScanner<'r> {
         let last = self.reader.trailer().last_data_block_offset.unwrap_or(0);
         let (mut offset, mut hint) = (block.next_offset(), block.next_block_on_disk_size());
         while offset <= last {
-            let b = self.reader.read_block(
+            let b = self.reader.read_block_for(
                 offset,
                 hint,
                 &[
@@ -148,6 +155,7 @@ impl<'r> HFileScanner<'r> {
                     BlockType::BloomChunk,
                     BlockType::EncodedData,
                 ],
+                BlockPurpose::Scan,
             )?;
             match b.block_type() {
                 BlockType::Data => return self.set_block(b),
@@ -167,8 +175,15 @@ impl<'r> HFileScanner<'r> {
         Ok(false)
     }
 
-    fn load_block(&mut self, offset: u64, size: Option<u64>) -> Result<bool> {
-        let b = self.reader.read_block(offset, size, &[BlockType::Data])?;
+    fn load_block(
+        &mut self,
+        offset: u64,
+        size: Option<u64>,
+        purpose: BlockPurpose,
+    ) -> Result<bool> {
+        let b = self
+            .reader
+            .read_block_for(offset, size, &[BlockType::Data], purpose)?;
         self.set_block(b)
     }
 

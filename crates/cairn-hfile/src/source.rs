@@ -71,6 +71,17 @@ impl RawSource for Bytes {
     }
 }
 
+/// Why a block is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockPurpose {
+    /// An index, Bloom or meta block.
+    Index,
+    /// A data block for a point lookup or a seek: worth an in-memory index of its cells.
+    Seek,
+    /// The next data block of a sequential scan.
+    Scan,
+}
+
 /// Verified, decompressed blocks by offset.
 pub trait BlockSource: Send + Sync {
     /// The block at `offset`; `on_disk_size` (header, body and checksums) when the caller
@@ -83,15 +94,15 @@ pub trait BlockSource: Send + Sync {
         None
     }
 
-    /// [`read_block`](Self::read_block) when the caller knows whether it wants a data block
-    /// (`data`) or an index, Bloom or meta block: a cache can look in the likelier level first.
-    fn read_block_expecting(
+    /// [`read_block`](Self::read_block) for a known purpose: a cache looks in the likelier
+    /// level first, and a file source builds a data block's cell index only for seeks.
+    fn read_block_for(
         &self,
         offset: u64,
         on_disk_size: Option<u64>,
-        data: bool,
+        purpose: BlockPurpose,
     ) -> Result<Block> {
-        let _ = data;
+        let _ = purpose;
         self.read_block(offset, on_disk_size)
     }
 }
@@ -142,6 +153,7 @@ impl FileBlockSource {
         raw: &dyn RawSource,
         offset: u64,
         on_disk_size: Option<u64>,
+        purpose: BlockPurpose,
     ) -> Result<Block> {
         let path = &self.ctx.path;
         let io = |e| HFileError::io(path, offset, e);
@@ -181,7 +193,7 @@ impl FileBlockSource {
         // In-memory search aids, kept with the block by caches: cells of data blocks, entry
         // fingerprints of leaf and intermediate index blocks.
         Ok(match (block.block_type(), self.layout.get()) {
-            (crate::BlockType::Data, Some(&layout)) => {
+            (crate::BlockType::Data, Some(&layout)) if purpose != BlockPurpose::Scan => {
                 let index =
                     crate::cell::build_cell_index(block.data(), layout).map(bytes::Bytes::from);
                 block.with_cell_index(index)
@@ -198,18 +210,26 @@ impl FileBlockSource {
 
 impl BlockSource for FileBlockSource {
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
-        match self.read_from(&*self.primary, offset, on_disk_size) {
+        self.read_block_for(offset, on_disk_size, BlockPurpose::Seek)
+    }
+
+    fn read_block_for(
+        &self,
+        offset: u64,
+        on_disk_size: Option<u64>,
+        purpose: BlockPurpose,
+    ) -> Result<Block> {
+        match self.read_from(&*self.primary, offset, on_disk_size, purpose) {
             Err(primary) if primary.is_corruption() => match &self.secondary {
                 None => Err(primary),
-                Some(secondary) => {
-                    self.read_from(&**secondary, offset, on_disk_size)
-                        .map_err(|e| HFileError::CorruptEverywhere {
-                            path: self.ctx.path.clone(),
-                            block_offset: offset,
-                            primary: Box::new(primary),
-                            secondary: Box::new(e),
-                        })
-                }
+                Some(secondary) => self
+                    .read_from(&**secondary, offset, on_disk_size, purpose)
+                    .map_err(|e| HFileError::CorruptEverywhere {
+                        path: self.ctx.path.clone(),
+                        block_offset: offset,
+                        primary: Box::new(primary),
+                        secondary: Box::new(e),
+                    }),
             },
             other => other,
         }
