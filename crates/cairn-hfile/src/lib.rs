@@ -36,7 +36,7 @@ pub use cell::{CellRef, CellType, KeyRef, KeyValue};
 pub use compression::{Compression, ZstdFraming};
 pub use error::{HFileError, Result};
 pub use reader::{HFileReader, LoadOnOpenBlock, ReaderOptions};
-pub use scanner::HFileScanner;
+pub use scanner::{HFileScanner, ScannerOver, SharedHFileScanner};
 pub use source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
 pub use writer::{midpoint_key, FileSummary, HFileWriter, WriterOptions};
 

@@ -13,7 +13,7 @@ use crate::bloom::{after_last_cell_key, rowcol_key, BloomType, CompoundBloom};
 use crate::cell::{first_on_row, CellLayout, CellRef, KeyValue};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
-use crate::scanner::HFileScanner;
+use crate::scanner::{HFileScanner, SharedHFileScanner};
 use crate::source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
 use crate::trailer::{Trailer, TRAILER_SIZE};
 
@@ -452,6 +452,11 @@ impl HFileReader {
     /// A scanner over the cells.
     pub fn scanner(&self) -> HFileScanner<'_> {
         HFileScanner::new(self)
+    }
+
+    /// A scanner that keeps the reader alive by itself.
+    pub fn shared_scanner(self: &Arc<Self>) -> SharedHFileScanner {
+        SharedHFileScanner::new(self.clone())
     }
 
     /// The newest cell of a column, if the file has one (whatever its type), copied out;

@@ -1,6 +1,8 @@
 //! Forward scans and seeks over an HFile's cells, borrowed from the block buffer.
 
 use std::cmp::Ordering;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::block::Block;
 use crate::block_type::BlockType;
@@ -11,22 +13,34 @@ use crate::source::BlockPurpose;
 
 /// A position among an HFile's cells. Cells it hands out borrow from the current block,
 /// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
-pub struct HFileScanner<'r> {
-    reader: &'r HFileReader,
+pub struct ScannerOver<R: Deref<Target = HFileReader>> {
+    reader: R,
     block: Option<Block>,
     /// Start of the current cell in the block body, and of the next one.
     pos: usize,
     next_pos: usize,
 }
 
-impl<'r> HFileScanner<'r> {
-    pub(crate) fn new(reader: &'r HFileReader) -> HFileScanner<'r> {
-        HFileScanner {
+/// A scanner that borrows its reader.
+pub type HFileScanner<'r> = ScannerOver<&'r HFileReader>;
+
+/// A scanner that shares ownership of its reader, so it can outlive the borrow (region
+/// scanners hold these while files are swapped underneath them by compactions).
+pub type SharedHFileScanner = ScannerOver<Arc<HFileReader>>;
+
+impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
+    pub(crate) fn new(reader: R) -> ScannerOver<R> {
+        ScannerOver {
             reader,
             block: None,
             pos: 0,
             next_pos: 0,
         }
+    }
+
+    /// The reader this scanner walks.
+    pub fn reader(&self) -> &HFileReader {
+        &self.reader
     }
 
     /// The current cell, or `None` before a seek or after the end.
@@ -71,6 +85,65 @@ impl<'r> HFileScanner<'r> {
                 }
                 self.seek_in_block(&search)
             }
+        }
+    }
+
+    /// Positions at the last cell whose key sorts before `key` (HBase's `seekBefore`, which
+    /// reversed scans use); false if no cell does.
+    pub fn seek_before(&mut self, key: &[u8]) -> Result<bool> {
+        let search = KeyRef::parse(key)?;
+        let Some((offset, size)) = self.reader.locate_data_block(key)? else {
+            self.block = None;
+            return Ok(false);
+        };
+        let b = self.reader.read_block_for(
+            offset,
+            Some(size),
+            &[BlockType::Data],
+            BlockPurpose::Seek,
+        )?;
+        let prev = b.header().prev_block_offset;
+        if self.last_before_in(b, &search)? {
+            return Ok(true);
+        }
+        // `key` sorts at or before this block's first cell: the answer ends the previous
+        // data block, which the header links to.
+        if prev < 0 {
+            self.block = None;
+            return Ok(false);
+        }
+        let b = self.reader.read_block_for(
+            prev as u64,
+            None,
+            &[BlockType::Data],
+            BlockPurpose::Seek,
+        )?;
+        if self.last_before_in(b, &search)? {
+            return Ok(true);
+        }
+        self.block = None;
+        Ok(false)
+    }
+
+    fn last_before_in(&mut self, block: Block, search: &KeyRef<'_>) -> Result<bool> {
+        let len = block.data().len();
+        let (mut pos, mut last) = (0usize, None);
+        while pos < len {
+            let (c, next) = self.reader.parse_cell(&block, pos)?;
+            if compare_keys(&c.key, search) != Ordering::Less {
+                break;
+            }
+            last = Some((pos, next));
+            pos = next;
+        }
+        match last {
+            Some((p, n)) => {
+                self.block = Some(block);
+                self.pos = p;
+                self.next_pos = n;
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
 

@@ -491,3 +491,47 @@ fn damaged_trailer_fields_are_errors_not_panics() {
         }
     }
 }
+
+/// `seek_before` finds the last cell sorting before any key, across data blocks (including
+/// keys before the first cell, equal to a block's first cell, and after the last).
+#[test]
+fn seek_before_finds_the_predecessor_across_blocks() {
+    let all = cells(3_000, 40, 11);
+    let opts = WriterOptions {
+        block_size: 1024,
+        index_block_size: 256,
+        ..WriterOptions::default()
+    };
+    let reader = Arc::new(
+        HFileReader::open_source(
+            "mem.hfile".into(),
+            Arc::new(write(&all, opts)),
+            ReaderOptions::default(),
+        )
+        .unwrap(),
+    );
+    let mut s = reader.shared_scanner();
+    let mut probes: Vec<Vec<u8>> = all
+        .iter()
+        .step_by(7)
+        .map(|c| c.key().as_bytes().to_vec())
+        .collect();
+    for row in ["a", "row-", "row-00000500", "row-99999999", "zzz"] {
+        probes.push(first_on_row(row.as_bytes()).unwrap());
+    }
+    for key in probes {
+        let k = cairn_hfile::KeyRef::parse(&key).unwrap();
+        let want = all
+            .iter()
+            .rev()
+            .find(|c| compare_keys(&c.key(), &k) == Ordering::Less);
+        let found = s.seek_before(&key).unwrap();
+        assert_eq!(found, want.is_some(), "{k:?}");
+        if let Some(w) = want {
+            let got = s.cell().unwrap();
+            assert_eq!(got.key, w.key(), "{k:?}");
+            // The scanner continues forward from there.
+            s.next().unwrap();
+        }
+    }
+}

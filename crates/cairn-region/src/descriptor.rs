@@ -1,0 +1,360 @@
+//! Table and column-family descriptors, with HBase's attribute names and defaults.
+
+use std::fmt;
+use std::str::FromStr;
+
+use cairn_checksum::ChecksumType;
+use cairn_hfile::{BloomType, Compression};
+
+use crate::error::{RegionError, Result};
+
+/// HBase's `HConstants.FOREVER`: a TTL of this many seconds means "never expires".
+pub const FOREVER: u32 = i32::MAX as u32;
+
+/// `hbase.hregion.memstore.flush.size`.
+pub const DEFAULT_MEMSTORE_FLUSH_SIZE: u64 = 128 * 1024 * 1024;
+
+/// A table name: namespace and qualifier (`ns:table`; the namespace `default` is implied).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableName {
+    pub namespace: String,
+    pub qualifier: String,
+}
+
+impl TableName {
+    /// Parses `table` or `namespace:table`, with HBase's character rules (letters, digits,
+    /// `_`, `-`, `.`; not starting with `.` or `-`).
+    pub fn parse(name: &str) -> Result<TableName> {
+        let (ns, q) = match name.split_once(':') {
+            Some((ns, q)) => (ns, q),
+            None => ("default", name),
+        };
+        for (what, part, extra) in [("namespace", ns, ""), ("table qualifier", q, "-.")] {
+            let bad = part.is_empty()
+                || part.starts_with('.')
+                || part.starts_with('-')
+                || !part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(c));
+            if bad {
+                return Err(RegionError::InvalidArgument(format!(
+                    "illegal {what} in table name {name:?}: use letters, digits, '_'{}",
+                    if extra.is_empty() {
+                        ""
+                    } else {
+                        ", '-' and '.'"
+                    }
+                )));
+            }
+        }
+        Ok(TableName {
+            namespace: ns.to_string(),
+            qualifier: q.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace == "default" {
+            f.write_str(&self.qualifier)
+        } else {
+            write!(f, "{}:{}", self.namespace, self.qualifier)
+        }
+    }
+}
+
+/// A column family's schema (`ColumnFamilyDescriptor`), with HBase's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnFamilyDescriptor {
+    pub name: Vec<u8>,
+    /// `VERSIONS` (1).
+    pub max_versions: u32,
+    /// `MIN_VERSIONS` (0): kept even when past the TTL.
+    pub min_versions: u32,
+    /// `TTL` in seconds ([`FOREVER`]).
+    pub ttl_seconds: u32,
+    /// `BLOCKSIZE` (65536).
+    pub block_size: usize,
+    /// `BLOOMFILTER` (ROW).
+    pub bloom_type: BloomType,
+    /// `COMPRESSION` (NONE).
+    pub compression: Compression,
+    /// `hbase.hstore.checksum.algorithm` (CRC32C).
+    pub checksum_type: ChecksumType,
+    /// `hbase.hstore.bytes.per.checksum` (16384).
+    pub bytes_per_checksum: u32,
+    /// `IN_MEMORY` (false): blocks go to the in-memory share of the cache.
+    pub in_memory: bool,
+    /// `BLOCKCACHE` (true): data blocks read by scans and gets are cached.
+    pub block_cache_enabled: bool,
+}
+
+impl ColumnFamilyDescriptor {
+    /// A family with HBase's defaults. Family names are printable and not empty.
+    pub fn new(name: impl AsRef<[u8]>) -> ColumnFamilyDescriptor {
+        ColumnFamilyDescriptor {
+            name: name.as_ref().to_vec(),
+            max_versions: 1,
+            min_versions: 0,
+            ttl_seconds: FOREVER,
+            block_size: 64 * 1024,
+            bloom_type: BloomType::Row,
+            compression: Compression::None,
+            checksum_type: ChecksumType::Crc32C,
+            bytes_per_checksum: 16 * 1024,
+            in_memory: false,
+            block_cache_enabled: true,
+        }
+    }
+
+    pub fn max_versions(mut self, n: u32) -> Self {
+        self.max_versions = n;
+        self
+    }
+    pub fn min_versions(mut self, n: u32) -> Self {
+        self.min_versions = n;
+        self
+    }
+    pub fn ttl_seconds(mut self, s: u32) -> Self {
+        self.ttl_seconds = s;
+        self
+    }
+    pub fn bloom_type(mut self, b: BloomType) -> Self {
+        self.bloom_type = b;
+        self
+    }
+    pub fn compression(mut self, c: Compression) -> Self {
+        self.compression = c;
+        self
+    }
+    pub fn block_size(mut self, n: usize) -> Self {
+        self.block_size = n;
+        self
+    }
+
+    /// TTL in milliseconds, `None` for FOREVER (`HStore.determineTTLFromFamily`).
+    pub fn ttl_ms(&self) -> Option<i64> {
+        (self.ttl_seconds < FOREVER).then_some(self.ttl_seconds as i64 * 1000)
+    }
+
+    /// Checks what HBase's `TableDescriptorChecker` checks.
+    pub fn validate(&self) -> Result<()> {
+        let name = String::from_utf8_lossy(&self.name);
+        if self.name.is_empty()
+            || self.name.len() > 127
+            || self.name[0] == b'.'
+            || self.name.iter().any(|&b| b == b':' || b.is_ascii_control())
+        {
+            return Err(RegionError::InvalidArgument(format!(
+                "illegal column family name {name:?}: 1 to 127 printable bytes, no ':', not starting with '.'"
+            )));
+        }
+        if self.max_versions == 0 {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: VERSIONS must be positive"
+            )));
+        }
+        if self.min_versions > self.max_versions {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: MIN_VERSIONS ({}) exceeds VERSIONS ({})",
+                self.min_versions, self.max_versions
+            )));
+        }
+        if self.ttl_seconds == 0 {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: TTL must be positive"
+            )));
+        }
+        if self.block_size < 1024 || self.block_size > 16 * 1024 * 1024 {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: BLOCKSIZE {} is outside 1 KiB..16 MiB",
+                self.block_size
+            )));
+        }
+        if !self.compression.is_supported() {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: compression {} is not supported",
+                self.compression
+            )));
+        }
+        if self.bytes_per_checksum == 0 {
+            return Err(RegionError::InvalidArgument(format!(
+                "family {name}: bytes per checksum must be positive"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The schema as HBase's attribute map (`VERSIONS`, `TTL`, …), values as HBase prints them.
+    pub fn attributes(&self) -> Vec<(String, String)> {
+        vec![
+            ("BLOCKCACHE".into(), self.block_cache_enabled.to_string()),
+            ("BLOCKSIZE".into(), self.block_size.to_string()),
+            ("BLOOMFILTER".into(), self.bloom_type.name().into()),
+            ("COMPRESSION".into(), self.compression.name().into()),
+            ("DATA_BLOCK_ENCODING".into(), "NONE".into()),
+            ("IN_MEMORY".into(), self.in_memory.to_string()),
+            ("KEEP_DELETED_CELLS".into(), "FALSE".into()),
+            ("MIN_VERSIONS".into(), self.min_versions.to_string()),
+            ("TTL".into(), self.ttl_seconds.to_string()),
+            ("VERSIONS".into(), self.versions_attr()),
+        ]
+    }
+
+    fn versions_attr(&self) -> String {
+        self.max_versions.to_string()
+    }
+
+    /// Applies one HBase attribute or configuration entry; unknown names are ignored, as HBase
+    /// keeps them as opaque metadata.
+    pub fn set_attribute(&mut self, key: &str, value: &str) -> Result<()> {
+        let name = String::from_utf8_lossy(&self.name).into_owned();
+        let bad = |what: &str| {
+            RegionError::InvalidArgument(format!(
+                "family {name}: {key} = {value:?} is not a valid {what}"
+            ))
+        };
+        let v = value.trim();
+        match key.to_ascii_uppercase().as_str() {
+            "VERSIONS" => self.max_versions = v.parse().map_err(|_| bad("version count"))?,
+            "MIN_VERSIONS" => self.min_versions = v.parse().map_err(|_| bad("version count"))?,
+            "TTL" => {
+                self.ttl_seconds = if v.eq_ignore_ascii_case("FOREVER") {
+                    FOREVER
+                } else {
+                    let s: i64 = v.parse().map_err(|_| bad("TTL in seconds"))?;
+                    if s <= 0 || s >= FOREVER as i64 {
+                        FOREVER
+                    } else {
+                        s as u32
+                    }
+                }
+            }
+            "BLOCKSIZE" => self.block_size = v.parse().map_err(|_| bad("block size"))?,
+            "BLOOMFILTER" => self.bloom_type = v.parse().map_err(|_| bad("Bloom filter type"))?,
+            "COMPRESSION" => self.compression = v.parse().map_err(|_| bad("compression"))?,
+            "IN_MEMORY" => self.in_memory = parse_bool(v).ok_or_else(|| bad("boolean"))?,
+            "BLOCKCACHE" => {
+                self.block_cache_enabled = parse_bool(v).ok_or_else(|| bad("boolean"))?
+            }
+            "HBASE.HSTORE.CHECKSUM.ALGORITHM" => {
+                self.checksum_type = ChecksumType::from_str(v).map_err(|_| bad("checksum type"))?
+            }
+            "HBASE.HSTORE.BYTES.PER.CHECKSUM" => {
+                self.bytes_per_checksum = v.parse().map_err(|_| bad("chunk size"))?
+            }
+            "KEEP_DELETED_CELLS" if !v.eq_ignore_ascii_case("false") => {
+                return Err(RegionError::Unsupported(format!(
+                    "family {name}: KEEP_DELETED_CELLS = {v} (only FALSE is supported)"
+                )))
+            }
+            "DATA_BLOCK_ENCODING" if !v.eq_ignore_ascii_case("none") => {
+                return Err(RegionError::Unsupported(format!(
+                    "family {name}: DATA_BLOCK_ENCODING = {v} (only NONE is supported)"
+                )))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// A table's schema (`TableDescriptor`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDescriptor {
+    pub name: TableName,
+    pub families: Vec<ColumnFamilyDescriptor>,
+    /// `MEMSTORE_FLUSHSIZE` (`hbase.hregion.memstore.flush.size`, 128 MiB).
+    pub memstore_flush_size: u64,
+    /// `DURABILITY`: what a mutation that says USE_DEFAULT gets (SYNC_WAL).
+    pub durability: cairn_wal::Durability,
+}
+
+impl TableDescriptor {
+    pub fn new(name: TableName) -> TableDescriptor {
+        TableDescriptor {
+            name,
+            families: Vec::new(),
+            memstore_flush_size: DEFAULT_MEMSTORE_FLUSH_SIZE,
+            durability: cairn_wal::Durability::SyncWal,
+        }
+    }
+
+    pub fn with_family(mut self, family: ColumnFamilyDescriptor) -> TableDescriptor {
+        self.families.push(family);
+        self
+    }
+
+    pub fn family(&self, name: &[u8]) -> Option<&ColumnFamilyDescriptor> {
+        self.families.iter().find(|f| f.name == name)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.families.is_empty() {
+            return Err(RegionError::InvalidArgument(format!(
+                "table {} must have at least one column family",
+                self.name
+            )));
+        }
+        for (i, f) in self.families.iter().enumerate() {
+            f.validate()?;
+            if self.families[..i].iter().any(|g| g.name == f.name) {
+                return Err(RegionError::InvalidArgument(format!(
+                    "table {}: column family {:?} given twice",
+                    self.name,
+                    String::from_utf8_lossy(&f.name)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_follow_hbase_rules() {
+        assert_eq!(TableName::parse("t1").unwrap().namespace, "default");
+        let t = TableName::parse("ns:t-1.x").unwrap();
+        assert_eq!(
+            (t.namespace.as_str(), t.qualifier.as_str()),
+            ("ns", "t-1.x")
+        );
+        assert_eq!(t.to_string(), "ns:t-1.x");
+        for bad in ["", ":", "a b", ".t", "-t", "n-s:t", "t/x"] {
+            assert!(TableName::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn attributes_round_trip_and_bad_values_are_named() {
+        let mut f = ColumnFamilyDescriptor::new("cf")
+            .max_versions(3)
+            .ttl_seconds(60);
+        let mut g = ColumnFamilyDescriptor::new("cf");
+        for (k, v) in f.attributes() {
+            g.set_attribute(&k, &v).unwrap();
+        }
+        assert_eq!(f, g);
+        let e = f.set_attribute("VERSIONS", "lots").unwrap_err().to_string();
+        assert!(e.contains("cf") && e.contains("VERSIONS"), "{e}");
+        f.set_attribute("TTL", "FOREVER").unwrap();
+        assert_eq!(f.ttl_ms(), None);
+        assert!(ColumnFamilyDescriptor::new("a:b").validate().is_err());
+        assert!(ColumnFamilyDescriptor::new("x")
+            .min_versions(2)
+            .validate()
+            .is_err());
+    }
+}

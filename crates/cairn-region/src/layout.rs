@@ -1,0 +1,379 @@
+//! HBase's directory layout and its small metadata files.
+//!
+//! `<root>/data/<namespace>/<table>/.tabledesc/.tableinfo.<seq>.<len>` holds the table schema
+//! (`PBUF` + `TableSchema`), `<table>/<encoded region>/.regioninfo` the region's boundaries
+//! (`PBUF` + delimited `RegionInfo`), `<region>/<family>/<32 hex>` its store files, written
+//! first under `<region>/.tmp/<family>/` and renamed in. The WAL lives in `<root>/WALs/`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+use prost::Message;
+
+use crate::descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
+use crate::error::{RegionError, Result};
+
+const PB_MAGIC: &[u8] = b"PBUF";
+pub const REGION_INFO_FILE: &str = ".regioninfo";
+pub const TABLE_DESC_DIR: &str = ".tabledesc";
+pub const TMP_DIR: &str = ".tmp";
+/// cairn's own marker for a disabled table (HBase keeps this state in hbase:meta).
+pub const DISABLED_MARKER: &str = ".cairn-disabled";
+
+pub fn data_dir(root: &Path) -> PathBuf {
+    root.join("data")
+}
+
+pub fn wal_dir(root: &Path) -> PathBuf {
+    root.join("WALs")
+}
+
+pub fn table_dir(root: &Path, table: &TableName) -> PathBuf {
+    data_dir(root).join(&table.namespace).join(&table.qualifier)
+}
+
+/// A new store file name: 32 hex digits, as HBase's `UUID` without dashes.
+pub fn unique_file_name() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+mod pb {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TableNamePb {
+        #[prost(bytes = "vec", required, tag = "1")]
+        pub namespace: Vec<u8>,
+        #[prost(bytes = "vec", required, tag = "2")]
+        pub qualifier: Vec<u8>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct BytesBytesPair {
+        #[prost(bytes = "vec", required, tag = "1")]
+        pub first: Vec<u8>,
+        #[prost(bytes = "vec", required, tag = "2")]
+        pub second: Vec<u8>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct NameStringPair {
+        #[prost(string, required, tag = "1")]
+        pub name: String,
+        #[prost(string, required, tag = "2")]
+        pub value: String,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ColumnFamilySchema {
+        #[prost(bytes = "vec", required, tag = "1")]
+        pub name: Vec<u8>,
+        #[prost(message, repeated, tag = "2")]
+        pub attributes: Vec<BytesBytesPair>,
+        #[prost(message, repeated, tag = "3")]
+        pub configuration: Vec<NameStringPair>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TableSchema {
+        #[prost(message, optional, tag = "1")]
+        pub table_name: Option<TableNamePb>,
+        #[prost(message, repeated, tag = "2")]
+        pub attributes: Vec<BytesBytesPair>,
+        #[prost(message, repeated, tag = "3")]
+        pub column_families: Vec<ColumnFamilySchema>,
+        #[prost(message, repeated, tag = "4")]
+        pub configuration: Vec<NameStringPair>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct RegionInfoPb {
+        #[prost(uint64, required, tag = "1")]
+        pub region_id: u64,
+        #[prost(message, required, tag = "2")]
+        pub table_name: TableNamePb,
+        #[prost(bytes = "vec", optional, tag = "3")]
+        pub start_key: Option<Vec<u8>>,
+        #[prost(bytes = "vec", optional, tag = "4")]
+        pub end_key: Option<Vec<u8>>,
+        #[prost(bool, optional, tag = "5")]
+        pub offline: Option<bool>,
+        #[prost(bool, optional, tag = "6")]
+        pub split: Option<bool>,
+        #[prost(int32, optional, tag = "7")]
+        pub replica_id: Option<i32>,
+    }
+}
+
+/// A region's identity and key range `[start_key, end_key)` (empty = unbounded).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionInfo {
+    pub table: TableName,
+    pub start_key: Vec<u8>,
+    pub end_key: Vec<u8>,
+    pub region_id: u64,
+    /// The 32-hex MD5 of the region name (`RegionInfo.encodeRegionName`); the directory name.
+    pub encoded_name: String,
+}
+
+impl RegionInfo {
+    pub fn new(table: TableName, start_key: &[u8], end_key: &[u8], region_id: u64) -> RegionInfo {
+        // `<table>,<startKey>,<regionId>` hashed, as `RegionInfo.createRegionName` does.
+        let mut name = table.to_string().into_bytes();
+        name.push(b',');
+        name.extend_from_slice(start_key);
+        name.push(b',');
+        name.extend_from_slice(region_id.to_string().as_bytes());
+        let digest = Md5::digest(&name);
+        let encoded_name = digest.iter().map(|b| format!("{b:02x}")).collect();
+        RegionInfo {
+            table,
+            start_key: start_key.to_vec(),
+            end_key: end_key.to_vec(),
+            region_id,
+            encoded_name,
+        }
+    }
+
+    pub fn contains_row(&self, row: &[u8]) -> bool {
+        row >= self.start_key.as_slice()
+            && (self.end_key.is_empty() || row < self.end_key.as_slice())
+    }
+
+    /// `<table>,<start>,<id>.<encoded>.` for messages.
+    pub fn region_name(&self) -> String {
+        format!(
+            "{},{},{}.{}.",
+            self.table,
+            String::from_utf8_lossy(&self.start_key),
+            self.region_id,
+            self.encoded_name
+        )
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let m = pb::RegionInfoPb {
+            region_id: self.region_id,
+            table_name: pb::TableNamePb {
+                namespace: self.table.namespace.as_bytes().to_vec(),
+                qualifier: self.table.qualifier.as_bytes().to_vec(),
+            },
+            start_key: Some(self.start_key.clone()),
+            end_key: Some(self.end_key.clone()),
+            offline: Some(false),
+            split: Some(false),
+            replica_id: Some(0),
+        };
+        let mut out = PB_MAGIC.to_vec();
+        m.encode_length_delimited(&mut out).expect("vec grows");
+        out
+    }
+
+    pub fn decode(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
+        let corrupt = |reason: String| RegionError::Corrupt {
+            path: path.display().to_string(),
+            reason,
+        };
+        let body = bytes
+            .strip_prefix(PB_MAGIC)
+            .ok_or_else(|| corrupt("does not start with PBUF".into()))?;
+        let m = pb::RegionInfoPb::decode_length_delimited(body)
+            .map_err(|e| corrupt(format!("RegionInfo does not parse: {e}")))?;
+        let table = TableName {
+            namespace: String::from_utf8_lossy(&m.table_name.namespace).into_owned(),
+            qualifier: String::from_utf8_lossy(&m.table_name.qualifier).into_owned(),
+        };
+        Ok(RegionInfo::new(
+            table,
+            &m.start_key.unwrap_or_default(),
+            &m.end_key.unwrap_or_default(),
+            m.region_id,
+        ))
+    }
+}
+
+pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
+    let pair = |k: &str, v: String| pb::BytesBytesPair {
+        first: k.as_bytes().to_vec(),
+        second: v.into_bytes(),
+    };
+    let m = pb::TableSchema {
+        table_name: Some(pb::TableNamePb {
+            namespace: d.name.namespace.as_bytes().to_vec(),
+            qualifier: d.name.qualifier.as_bytes().to_vec(),
+        }),
+        attributes: vec![
+            pair("MEMSTORE_FLUSHSIZE", d.memstore_flush_size.to_string()),
+            pair("DURABILITY", d.durability.name().to_string()),
+        ],
+        column_families: d
+            .families
+            .iter()
+            .map(|f| pb::ColumnFamilySchema {
+                name: f.name.clone(),
+                attributes: f
+                    .attributes()
+                    .into_iter()
+                    .map(|(k, v)| pair(&k, v))
+                    .collect(),
+                configuration: vec![
+                    pb::NameStringPair {
+                        name: "hbase.hstore.checksum.algorithm".into(),
+                        value: f.checksum_type.name().into(),
+                    },
+                    pb::NameStringPair {
+                        name: "hbase.hstore.bytes.per.checksum".into(),
+                        value: f.bytes_per_checksum.to_string(),
+                    },
+                ],
+            })
+            .collect(),
+        configuration: Vec::new(),
+    };
+    let mut out = PB_MAGIC.to_vec();
+    m.encode(&mut out).expect("vec grows");
+    out
+}
+
+pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescriptor> {
+    let corrupt = |reason: String| RegionError::Corrupt {
+        path: path.display().to_string(),
+        reason,
+    };
+    let body = bytes
+        .strip_prefix(PB_MAGIC)
+        .ok_or_else(|| corrupt("does not start with PBUF".into()))?;
+    let m = pb::TableSchema::decode(body)
+        .map_err(|e| corrupt(format!("TableSchema does not parse: {e}")))?;
+    let tn = m
+        .table_name
+        .ok_or_else(|| corrupt("no table name".into()))?;
+    let mut d = TableDescriptor::new(TableName {
+        namespace: String::from_utf8_lossy(&tn.namespace).into_owned(),
+        qualifier: String::from_utf8_lossy(&tn.qualifier).into_owned(),
+    });
+    for a in &m.attributes {
+        let v = String::from_utf8_lossy(&a.second);
+        match a.first.as_slice() {
+            b"MEMSTORE_FLUSHSIZE" => {
+                if let Ok(n) = v.parse::<i64>() {
+                    if n > 0 {
+                        d.memstore_flush_size = n as u64;
+                    }
+                }
+            }
+            b"DURABILITY" => {
+                if let Ok(x) = v.parse() {
+                    d.durability = x;
+                }
+            }
+            _ => {}
+        }
+    }
+    for cf in m.column_families {
+        let mut f = ColumnFamilyDescriptor::new(&cf.name);
+        for a in &cf.attributes {
+            f.set_attribute(
+                &String::from_utf8_lossy(&a.first),
+                &String::from_utf8_lossy(&a.second),
+            )?;
+        }
+        for c in &cf.configuration {
+            f.set_attribute(&c.name, &c.value)?;
+        }
+        d.families.push(f);
+    }
+    Ok(d)
+}
+
+/// Writes the table descriptor as `.tabledesc/.tableinfo.0000000001.<len>` (HBase 2.6's name).
+pub fn write_table_descriptor(table_dir: &Path, d: &TableDescriptor) -> Result<()> {
+    let dir = table_dir.join(TABLE_DESC_DIR);
+    fs::create_dir_all(&dir).map_err(|e| RegionError::io(&dir, e))?;
+    let bytes = encode_table_descriptor(d);
+    let path = dir.join(format!(".tableinfo.{:010}.{}", 1, bytes.len()));
+    write_atomically(&path, &bytes)
+}
+
+/// Reads the newest `.tableinfo*` of a table directory (any of HBase's naming forms).
+pub fn read_table_descriptor(table_dir: &Path) -> Result<Option<TableDescriptor>> {
+    let dir = table_dir.join(TABLE_DESC_DIR);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(None);
+    };
+    let mut best: Option<(u64, PathBuf)> = None;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(".tableinfo") else {
+            continue;
+        };
+        let seq = rest
+            .trim_start_matches('.')
+            .split('.')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if best.as_ref().is_none_or(|(s, _)| seq >= *s) {
+            best = Some((seq, e.path()));
+        }
+    }
+    let Some((_, path)) = best else {
+        return Ok(None);
+    };
+    let bytes = fs::read(&path).map_err(|e| RegionError::io(&path, e))?;
+    decode_table_descriptor(&bytes, &path).map(Some)
+}
+
+pub fn write_region_info(region_dir: &Path, info: &RegionInfo) -> Result<()> {
+    fs::create_dir_all(region_dir).map_err(|e| RegionError::io(region_dir, e))?;
+    write_atomically(&region_dir.join(REGION_INFO_FILE), &info.encode())
+}
+
+pub fn read_region_info(region_dir: &Path) -> Result<RegionInfo> {
+    let path = region_dir.join(REGION_INFO_FILE);
+    let bytes = fs::read(&path).map_err(|e| RegionError::io(&path, e))?;
+    RegionInfo::decode(&bytes, &path)
+}
+
+/// Writes through a temporary name, syncs, renames: readers see the old file or the new one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let mut f = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| RegionError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| RegionError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| RegionError::io(path, e))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")));
+    Ok(())
+}
+
+/// Makes a rename durable; best effort where directories cannot be opened.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_info_round_trips_and_names_like_hbase() {
+        let t = TableName::parse("t1").unwrap();
+        let r = RegionInfo::new(t, b"a", b"m", 1_700_000_000_000);
+        assert_eq!(r.encoded_name.len(), 32);
+        let back = RegionInfo::decode(&r.encode(), Path::new("x")).unwrap();
+        assert_eq!(back, r);
+        assert!(r.contains_row(b"a") && r.contains_row(b"l") && !r.contains_row(b"m"));
+        assert!(RegionInfo::decode(b"PBUF\xff", Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn table_descriptor_round_trips() {
+        let d = TableDescriptor::new(TableName::parse("ns:t").unwrap())
+            .with_family(
+                ColumnFamilyDescriptor::new("a")
+                    .max_versions(5)
+                    .ttl_seconds(3600),
+            )
+            .with_family(ColumnFamilyDescriptor::new("b"));
+        let dir = tempfile::tempdir().unwrap();
+        write_table_descriptor(dir.path(), &d).unwrap();
+        assert_eq!(read_table_descriptor(dir.path()).unwrap().unwrap(), d);
+    }
+}

@@ -1,0 +1,539 @@
+//! What to do with each cell of a scan or compaction: HBase's query matchers, with its delete
+//! tracker and column trackers (`NormalUserScanQueryMatcher`, `RawScanQueryMatcher`,
+//! `MinorCompactionScanQueryMatcher`, `MajorCompactionScanQueryMatcher`, `ScanDeleteTracker`,
+//! `ScanWildcardColumnTracker`, `ExplicitColumnTracker`).
+//!
+//! Cairn merges all families of a region in one heap, so "next row" for one store means "the
+//! rest of this family in this row" here: [`MatchCode::SeekNextRow`] is answered with
+//! [`Matcher::next_family_key`].
+
+use std::collections::{BTreeMap, HashSet};
+
+use cairn_filter::{Filter, ReturnCode};
+use cairn_hfile::cell::{make_key, CellType};
+use cairn_hfile::CellRef;
+
+use crate::descriptor::ColumnFamilyDescriptor;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatchCode {
+    Include,
+    IncludeAndSeekNextCol,
+    IncludeAndSeekNextRow,
+    Skip,
+    SeekNextCol,
+    /// Past this family in this row.
+    SeekNextRow,
+    /// Seek to a key given by a filter or the explicit column tracker.
+    SeekTo(Vec<u8>),
+    DoneScan,
+}
+
+/// A `[min, max)` time range, HBase's `TimeRange`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeRange {
+    pub min: i64,
+    pub max: i64,
+}
+
+impl Default for TimeRange {
+    fn default() -> Self {
+        TimeRange {
+            min: 0,
+            max: i64::MAX,
+        }
+    }
+}
+
+impl TimeRange {
+    pub fn new(min: i64, max: i64) -> TimeRange {
+        TimeRange { min, max }
+    }
+    /// Just `ts` (HBase's `Get.setTimestamp`).
+    pub fn at(ts: i64) -> TimeRange {
+        TimeRange {
+            min: ts,
+            max: ts.saturating_add(1),
+        }
+    }
+    pub fn contains(&self, ts: i64) -> bool {
+        self.min <= ts && ts < self.max
+    }
+    pub fn is_all_time(&self) -> bool {
+        self.min == 0 && self.max == i64::MAX
+    }
+    /// Whether any of `[lo, hi]` falls in the range.
+    pub fn overlaps(&self, lo: i64, hi: i64) -> bool {
+        lo < self.max && hi >= self.min
+    }
+}
+
+/// Which matcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchMode {
+    /// A client scan.
+    User,
+    /// A raw client scan: delete markers and masked cells come back as cells.
+    Raw,
+    /// A compaction that keeps delete markers (not all files).
+    MinorCompaction,
+    /// A compaction of all files: markers and what they mask are dropped.
+    MajorCompaction,
+}
+
+#[derive(Clone, Debug)]
+struct FamilyRules {
+    max_versions: u32,
+    min_versions: u32,
+    oldest_unexpired: i64,
+    /// Requested qualifiers, sorted; `None` for all.
+    columns: Option<Vec<Vec<u8>>>,
+}
+
+/// The state of one scan or compaction's matcher.
+pub struct Matcher {
+    mode: MatchMode,
+    families: BTreeMap<Vec<u8>, FamilyRules>,
+    time_range: TimeRange,
+    /// `Scan.maxVersions` (the client's; 1 by default).
+    scan_max_versions: u32,
+    has_filter: bool,
+    /// Cells newer than this are passed without version counting or delete tracking
+    /// (compactions: the smallest read point of any open scanner).
+    read_point: u64,
+    // Per family and row.
+    family: Vec<u8>,
+    rules: Option<FamilyRules>,
+    family_stamp: Option<i64>,
+    family_versions: HashSet<i64>,
+    delete_cell: Option<(Vec<u8>, i64, u8)>,
+    column_index: usize,
+    // Per column.
+    column: Option<Vec<u8>>,
+    count: u32,
+    last_ts_type: Option<(i64, u8)>,
+    after_filter: u32,
+    after_filter_column: Option<Vec<u8>>,
+}
+
+fn is_delete(type_code: u8) -> bool {
+    (8..=14).contains(&type_code)
+}
+
+impl Matcher {
+    /// `columns`: per family, the requested qualifiers (`None` = all).
+    pub fn new(
+        mode: MatchMode,
+        families: &[(&ColumnFamilyDescriptor, Option<Vec<Vec<u8>>>)],
+        time_range: TimeRange,
+        scan_max_versions: u32,
+        has_filter: bool,
+        read_point: u64,
+        now_ms: i64,
+    ) -> Matcher {
+        let families = families
+            .iter()
+            .map(|(f, cols)| {
+                let oldest_unexpired = match (mode, f.ttl_ms()) {
+                    (MatchMode::Raw, _) | (_, None) => i64::MIN,
+                    (_, Some(ttl)) => now_ms.saturating_sub(ttl),
+                };
+                let mut columns = cols.clone();
+                if let Some(c) = &mut columns {
+                    c.sort_by(|a, b| cairn_hfile::cell::compare_bytes(a, b));
+                    c.dedup();
+                }
+                (
+                    f.name.clone(),
+                    FamilyRules {
+                        max_versions: f.max_versions,
+                        min_versions: f.min_versions,
+                        oldest_unexpired,
+                        columns,
+                    },
+                )
+            })
+            .collect();
+        Matcher {
+            mode,
+            families,
+            time_range,
+            scan_max_versions: scan_max_versions.max(1),
+            has_filter,
+            read_point,
+            family: Vec::new(),
+            rules: None,
+            family_stamp: None,
+            family_versions: HashSet::new(),
+            delete_cell: None,
+            column_index: 0,
+            column: None,
+            count: 0,
+            last_ts_type: None,
+            after_filter: 0,
+            after_filter_column: None,
+        }
+    }
+
+    /// Called at the start of every row.
+    pub fn start_row(&mut self) {
+        self.family.clear();
+        self.rules = None;
+        self.reset_family();
+    }
+
+    fn reset_family(&mut self) {
+        self.family_stamp = None;
+        self.family_versions.clear();
+        self.delete_cell = None;
+        self.column_index = 0;
+        self.reset_column(None);
+        self.after_filter = 0;
+        self.after_filter_column = None;
+    }
+
+    fn reset_column(&mut self, q: Option<&[u8]>) {
+        self.column = q.map(|q| q.to_vec());
+        self.count = 0;
+        self.last_ts_type = None;
+    }
+
+    /// Versions a column may yield before filters (`maxVersionToCheck`).
+    fn versions_to_check(&self, r: &FamilyRules) -> u32 {
+        match self.mode {
+            MatchMode::Raw => self.scan_max_versions,
+            MatchMode::MinorCompaction | MatchMode::MajorCompaction => r.max_versions,
+            MatchMode::User if self.has_filter => r.max_versions,
+            MatchMode::User => self.scan_max_versions.min(r.max_versions),
+        }
+    }
+
+    fn versions_after_filter(&self, r: &FamilyRules) -> u32 {
+        match self.mode {
+            MatchMode::Raw => self.scan_max_versions,
+            _ => self.scan_max_versions.min(r.max_versions),
+        }
+    }
+
+    /// The key past every cell of `cell`'s family in its row.
+    pub fn next_family_key(cell: &CellRef<'_>) -> Option<Vec<u8>> {
+        let mut fam = cell.family().to_vec();
+        fam.push(0);
+        make_key(cell.row(), &fam, &[], i64::MAX, CellType::Maximum.code()).ok()
+    }
+
+    /// The key to seek to for `SeekNextCol` (`getKeyForNextColumn`): the next requested
+    /// column if the tracker is explicit, else past every version of this column.
+    pub fn next_column_key(&self, cell: &CellRef<'_>) -> Option<Vec<u8>> {
+        if let Some(Some(cols)) = self.rules.as_ref().map(|r| &r.columns) {
+            if let Some(q) = cols.get(self.column_index) {
+                if cairn_hfile::cell::compare_bytes(q, cell.qualifier())
+                    == std::cmp::Ordering::Greater
+                {
+                    return make_key(
+                        cell.row(),
+                        cell.family(),
+                        q,
+                        i64::MAX,
+                        CellType::Maximum.code(),
+                    )
+                    .ok();
+                }
+            }
+        }
+        make_key(
+            cell.row(),
+            cell.family(),
+            cell.qualifier(),
+            i64::MIN,
+            CellType::Minimum.code(),
+        )
+        .ok()
+    }
+
+    /// Decides what to do with `cell` (same row as the previous call unless `start_row` ran).
+    pub fn match_cell(
+        &mut self,
+        cell: &CellRef<'_>,
+        filter: Option<&mut (dyn Filter + 'static)>,
+    ) -> MatchCode {
+        if cell.family() != self.family.as_slice() || self.rules.is_none() {
+            self.family = cell.family().to_vec();
+            self.rules = self.families.get(cell.family()).cloned();
+            self.reset_family();
+        }
+        let Some(rules) = self.rules.clone() else {
+            // A family the scan did not ask for (or that the table lacks).
+            return MatchCode::SeekNextRow;
+        };
+        let mut filter = filter;
+        if let Some(f) = filter.as_deref_mut() {
+            if f.filter_all_remaining() {
+                return MatchCode::DoneScan;
+            }
+        }
+        let ts = cell.timestamp();
+        let type_code = cell.type_code();
+        // preCheck: the explicit tracker has no column left.
+        if let Some(cols) = &rules.columns {
+            if self.column_index >= cols.len() {
+                return MatchCode::SeekNextRow;
+            }
+        }
+        if rules.min_versions == 0 && ts < rules.oldest_unexpired {
+            return self.next_row_or_next_column(&rules, cell);
+        }
+        let fresh = cell.sequence_id > self.read_point;
+        if is_delete(type_code) {
+            match self.mode {
+                MatchMode::Raw => {}
+                MatchMode::User => {
+                    // Markers newer than the time range still mask (KEEP_DELETED_CELLS false).
+                    if ts >= self.time_range.min {
+                        self.add_delete(cell);
+                    }
+                    return MatchCode::Skip;
+                }
+                MatchMode::MinorCompaction => {
+                    if !fresh {
+                        self.add_delete(cell);
+                    }
+                    return MatchCode::Include;
+                }
+                MatchMode::MajorCompaction => {
+                    if fresh {
+                        return MatchCode::Include;
+                    }
+                    self.add_delete(cell);
+                    return MatchCode::Skip;
+                }
+            }
+        }
+        if self.mode != MatchMode::Raw && !fresh {
+            match self.is_deleted(cell) {
+                Deleted::Column => return self.next_row_or_next_column(&rules, cell),
+                Deleted::Version => return MatchCode::Skip,
+                Deleted::No => {}
+            }
+        }
+        if matches!(self.mode, MatchMode::User | MatchMode::Raw) {
+            if ts >= self.time_range.max {
+                return MatchCode::Skip;
+            }
+            if ts < self.time_range.min {
+                return self.next_row_or_next_column(&rules, cell);
+            }
+        }
+        // checkColumn (explicit tracker).
+        if let Some(cols) = &rules.columns {
+            loop {
+                let Some(want) = cols.get(self.column_index) else {
+                    return MatchCode::SeekNextRow;
+                };
+                match cairn_hfile::cell::compare_bytes(cell.qualifier(), want) {
+                    std::cmp::Ordering::Equal => break,
+                    std::cmp::Ordering::Less => {
+                        self.last_ts_type = None;
+                        return match make_key(
+                            cell.row(),
+                            cell.family(),
+                            want,
+                            i64::MAX,
+                            CellType::Maximum.code(),
+                        ) {
+                            Ok(k) => MatchCode::SeekTo(k),
+                            Err(_) => MatchCode::SeekNextCol,
+                        };
+                    }
+                    std::cmp::Ordering::Greater => {
+                        self.column_index += 1;
+                        self.reset_column(None);
+                    }
+                }
+            }
+        }
+        // checkVersions.
+        let max = self.versions_to_check(&rules);
+        let code = if rules.columns.is_some() {
+            if self.column.as_deref() != Some(cell.qualifier()) {
+                self.reset_column(Some(cell.qualifier()));
+            }
+            if fresh && self.mode != MatchMode::User {
+                MatchCode::Include
+            } else if self.last_ts_type.map(|(t, _)| t) == Some(ts) {
+                MatchCode::Skip
+            } else {
+                self.count += 1;
+                if self.count >= max
+                    || (self.count >= rules.min_versions && ts < rules.oldest_unexpired)
+                {
+                    self.column_index += 1;
+                    self.reset_column(None);
+                    if self.column_index >= rules.columns.as_ref().map_or(0, |c| c.len()) {
+                        MatchCode::IncludeAndSeekNextRow
+                    } else {
+                        MatchCode::IncludeAndSeekNextCol
+                    }
+                } else {
+                    self.last_ts_type = Some((ts, type_code));
+                    MatchCode::Include
+                }
+            }
+        } else {
+            if self.column.as_deref() != Some(cell.qualifier()) {
+                self.reset_column(Some(cell.qualifier()));
+            }
+            if fresh && self.mode != MatchMode::User {
+                MatchCode::Include
+            } else if self.last_ts_type == Some((ts, type_code)) {
+                MatchCode::Skip
+            } else {
+                if !is_delete(type_code) {
+                    self.count += 1;
+                }
+                if self.count > max {
+                    MatchCode::SeekNextCol
+                } else if self.count <= rules.min_versions || ts >= rules.oldest_unexpired {
+                    self.last_ts_type = Some((ts, type_code));
+                    MatchCode::Include
+                } else {
+                    MatchCode::SeekNextCol
+                }
+            }
+        };
+        if !matches!(
+            code,
+            MatchCode::Include
+                | MatchCode::IncludeAndSeekNextCol
+                | MatchCode::IncludeAndSeekNextRow
+        ) {
+            return code;
+        }
+        let Some(f) = filter else {
+            return code;
+        };
+        let mut code = match (f.filter_cell(cell), &code) {
+            (ReturnCode::Skip, MatchCode::Include) => return MatchCode::Skip,
+            (ReturnCode::Skip, MatchCode::IncludeAndSeekNextCol) => return MatchCode::SeekNextCol,
+            (ReturnCode::Skip, _) => return MatchCode::SeekNextRow,
+            (ReturnCode::NextCol, MatchCode::IncludeAndSeekNextRow) => {
+                return MatchCode::SeekNextRow
+            }
+            (ReturnCode::NextCol, _) => return self.next_row_or_next_column(&rules, cell),
+            (ReturnCode::NextRow, _) => return MatchCode::SeekNextRow,
+            (ReturnCode::SeekNextUsingHint, _) => {
+                return match f.next_cell_hint(cell) {
+                    Some(k) => MatchCode::SeekTo(k),
+                    None => MatchCode::Skip,
+                }
+            }
+            (ReturnCode::Include, _) => code,
+            (ReturnCode::IncludeAndNextCol, MatchCode::Include) => MatchCode::IncludeAndSeekNextCol,
+            (ReturnCode::IncludeAndNextCol, _) => code,
+            (ReturnCode::IncludeAndSeekNextRow, _) => MatchCode::IncludeAndSeekNextRow,
+        };
+        if self.after_filter_column.as_deref() != Some(cell.qualifier()) {
+            self.after_filter_column = Some(cell.qualifier().to_vec());
+            self.after_filter = 0;
+        }
+        self.after_filter += 1;
+        if self.after_filter > self.versions_after_filter(&rules) {
+            code = if code == MatchCode::IncludeAndSeekNextRow {
+                MatchCode::SeekNextRow
+            } else {
+                MatchCode::SeekNextCol
+            };
+        }
+        if code == MatchCode::SeekNextCol || code == MatchCode::IncludeAndSeekNextCol {
+            if let Some(cols) = &rules.columns {
+                self.done_with_column(cols, cell);
+            }
+        }
+        code
+    }
+
+    fn next_row_or_next_column(&mut self, rules: &FamilyRules, cell: &CellRef<'_>) -> MatchCode {
+        match &rules.columns {
+            None => MatchCode::SeekNextCol,
+            Some(cols) => {
+                self.done_with_column(cols, cell);
+                if self.column_index >= cols.len() {
+                    MatchCode::SeekNextRow
+                } else {
+                    MatchCode::SeekNextCol
+                }
+            }
+        }
+    }
+
+    /// The explicit tracker moves past every requested column up to `cell`'s.
+    fn done_with_column(&mut self, cols: &[Vec<u8>], cell: &CellRef<'_>) {
+        while let Some(want) = cols.get(self.column_index) {
+            let c = cairn_hfile::cell::compare_bytes(cell.qualifier(), want);
+            self.last_ts_type = None;
+            if c == std::cmp::Ordering::Less {
+                return;
+            }
+            self.column_index += 1;
+            self.reset_column(None);
+            if c == std::cmp::Ordering::Equal {
+                return;
+            }
+        }
+    }
+
+    fn add_delete(&mut self, cell: &CellRef<'_>) {
+        let ts = cell.timestamp();
+        if self.family_stamp.is_some_and(|f| ts <= f) {
+            return;
+        }
+        match CellType::from_code(cell.type_code()) {
+            Some(CellType::DeleteFamily) => self.family_stamp = Some(ts),
+            Some(CellType::DeleteFamilyVersion) => {
+                self.family_versions.insert(ts);
+            }
+            _ => {
+                let q = cell.qualifier();
+                if let Some((dq, _, dt)) = &self.delete_cell {
+                    // For one qualifier, a less specific marker after a DeleteColumn adds nothing.
+                    if dq.as_slice() == q && cell.type_code() < *dt {
+                        return;
+                    }
+                }
+                self.delete_cell = Some((q.to_vec(), ts, cell.type_code()));
+            }
+        }
+    }
+
+    fn is_deleted(&mut self, cell: &CellRef<'_>) -> Deleted {
+        let ts = cell.timestamp();
+        if self.family_stamp.is_some_and(|f| ts <= f) {
+            return Deleted::Column;
+        }
+        if self.family_versions.contains(&ts) {
+            return Deleted::Version;
+        }
+        if let Some((q, dts, dt)) = &self.delete_cell {
+            if q.as_slice() == cell.qualifier() {
+                if *dt == CellType::DeleteColumn.code() {
+                    return Deleted::Column;
+                }
+                if ts == *dts {
+                    return Deleted::Version;
+                }
+                if ts > *dts {
+                    return Deleted::No;
+                }
+            }
+            // An older version or another qualifier: the marker covers nothing further.
+            self.delete_cell = None;
+        }
+        Deleted::No
+    }
+}
+
+enum Deleted {
+    No,
+    Column,
+    Version,
+}

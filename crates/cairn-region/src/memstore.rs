@@ -1,0 +1,251 @@
+//! The memstore: recent writes of one store, sorted, in memory until a flush.
+//!
+//! A segment is a lock-free skip list of cells ordered as in an HFile (key, then sequence id
+//! descending). Flushing turns the active segment into the snapshot and starts a new one, so
+//! writes never wait for the flush's I/O (HBase's `DefaultMemStore`).
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use cairn_hfile::cell::{compare_cells, CellType};
+use cairn_hfile::{CellRef, KeyRef, KeyValue};
+use crossbeam_skiplist::SkipSet;
+
+use crate::error::Result;
+use crate::heap::CellScanner;
+
+/// A cell in a segment; clones share it.
+#[derive(Clone, Debug)]
+pub struct MemCell(pub Arc<KeyValue>);
+
+impl PartialEq for MemCell {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for MemCell {}
+impl PartialOrd for MemCell {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for MemCell {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_cells(&self.0.as_cell(), &other.0.as_cell())
+    }
+}
+
+impl MemCell {
+    /// A probe that sorts before every cell whose key is ≥ `key`.
+    fn probe(key: &[u8]) -> Result<MemCell> {
+        let k = KeyRef::parse(key)?;
+        let t = CellType::from_code(k.type_code()).unwrap_or(CellType::Maximum);
+        let kv = KeyValue::new(k.row(), k.family(), k.qualifier(), k.timestamp(), t, &[])?
+            .with_sequence_id(u64::MAX);
+        Ok(MemCell(Arc::new(kv)))
+    }
+}
+
+/// Approximate memory a cell costs in a segment (HBase's heapSize: data plus overhead).
+pub fn cell_heap_size(kv: &KeyValue) -> u64 {
+    const OVERHEAD: u64 = 96; // skip-list node, Arc and Vec headers
+    kv.as_cell().serialized_len() as u64 + OVERHEAD
+}
+
+/// One sorted run of cells.
+#[derive(Debug, Default)]
+pub struct Segment {
+    cells: SkipSet<MemCell>,
+    heap_size: AtomicU64,
+    max_sequence_id: AtomicU64,
+    min_ts: AtomicI64,
+    max_ts: AtomicI64,
+}
+
+impl Segment {
+    pub fn new() -> Segment {
+        Segment {
+            min_ts: AtomicI64::new(i64::MAX),
+            max_ts: AtomicI64::new(i64::MIN),
+            ..Default::default()
+        }
+    }
+
+    pub fn add(&self, kv: Arc<KeyValue>) -> u64 {
+        let size = cell_heap_size(&kv);
+        let c = kv.as_cell();
+        self.max_sequence_id
+            .fetch_max(c.sequence_id, AtomicOrdering::Relaxed);
+        self.min_ts
+            .fetch_min(c.timestamp(), AtomicOrdering::Relaxed);
+        self.max_ts
+            .fetch_max(c.timestamp(), AtomicOrdering::Relaxed);
+        self.cells.insert(MemCell(kv));
+        self.heap_size.fetch_add(size, AtomicOrdering::Relaxed);
+        size
+    }
+
+    pub fn heap_size(&self) -> u64 {
+        self.heap_size.load(AtomicOrdering::Relaxed)
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    pub fn max_sequence_id(&self) -> u64 {
+        self.max_sequence_id.load(AtomicOrdering::Relaxed)
+    }
+
+    /// `[min, max]` timestamps of the cells, `None` when empty.
+    pub fn time_range(&self) -> Option<(i64, i64)> {
+        let lo = self.min_ts.load(AtomicOrdering::Relaxed);
+        let hi = self.max_ts.load(AtomicOrdering::Relaxed);
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Cells in order (for flushes).
+    pub fn iter(&self) -> impl Iterator<Item = MemCell> + '_ {
+        self.cells.iter().map(|e| e.value().clone())
+    }
+
+    /// The last cell sorting before `key`.
+    pub fn last_before(&self, key: &[u8]) -> Result<Option<MemCell>> {
+        let probe = MemCell::probe(key)?;
+        Ok(self
+            .cells
+            .upper_bound(Bound::Excluded(&probe))
+            .map(|e| e.value().clone()))
+    }
+}
+
+/// A scanner over a segment that sees only cells with sequence id ≤ its read point.
+pub struct SegmentScanner {
+    segment: Arc<Segment>,
+    current: Option<MemCell>,
+    read_point: u64,
+}
+
+impl SegmentScanner {
+    pub fn new(segment: Arc<Segment>, read_point: u64) -> SegmentScanner {
+        SegmentScanner {
+            segment,
+            current: None,
+            read_point,
+        }
+    }
+
+    fn settle(&mut self, mut from: Option<MemCell>) {
+        while let Some(c) = &from {
+            if c.0.as_cell().sequence_id <= self.read_point {
+                break;
+            }
+            let next = self
+                .segment
+                .cells
+                .lower_bound(Bound::Excluded(c))
+                .map(|e| e.value().clone());
+            from = next;
+        }
+        self.current = from;
+    }
+}
+
+impl CellScanner for SegmentScanner {
+    fn peek(&self) -> Option<CellRef<'_>> {
+        self.current.as_ref().map(|c| c.0.as_cell())
+    }
+
+    fn next(&mut self) -> Result<()> {
+        if let Some(c) = self.current.take() {
+            let next = self
+                .segment
+                .cells
+                .lower_bound(Bound::Excluded(&c))
+                .map(|e| e.value().clone());
+            self.settle(next);
+        }
+        Ok(())
+    }
+
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        let probe = MemCell::probe(key)?;
+        let first = self
+            .segment
+            .cells
+            .lower_bound(Bound::Included(&probe))
+            .map(|e| e.value().clone());
+        self.settle(first);
+        Ok(())
+    }
+
+    fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let mut probe = match key {
+            Some(k) => self.segment.last_before(k)?,
+            None => self.segment.cells.back().map(|e| e.value().clone()),
+        };
+        // Invisible cells do not make a row exist for this reader.
+        while let Some(c) = probe {
+            if c.0.as_cell().sequence_id <= self.read_point {
+                return Ok(Some(c.0.as_cell().row().to_vec()));
+            }
+            probe = self
+                .segment
+                .cells
+                .upper_bound(Bound::Excluded(&c))
+                .map(|e| e.value().clone());
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_hfile::cell::first_on_row;
+
+    fn kv(row: &str, q: &str, ts: i64, seq: u64) -> Arc<KeyValue> {
+        Arc::new(
+            KeyValue::put(row.as_bytes(), b"f", q.as_bytes(), ts, b"v")
+                .unwrap()
+                .with_sequence_id(seq),
+        )
+    }
+
+    #[test]
+    fn scanner_orders_cells_and_hides_unread_writes() {
+        let s = Arc::new(Segment::new());
+        s.add(kv("b", "q", 5, 1));
+        s.add(kv("a", "q", 5, 2));
+        s.add(kv("a", "q", 5, 9)); // same key, newer write sorts first
+        s.add(kv("a", "q", 7, 3));
+        let mut sc = SegmentScanner::new(s.clone(), 3);
+        sc.seek(&first_on_row(b"a").unwrap()).unwrap();
+        let mut seen = vec![];
+        while let Some(c) = sc.peek() {
+            seen.push((c.row().to_vec(), c.timestamp(), c.sequence_id));
+            sc.next().unwrap();
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (b"a".to_vec(), 7, 3),
+                (b"a".to_vec(), 5, 2),
+                (b"b".to_vec(), 5, 1)
+            ]
+        );
+        assert_eq!(
+            sc.last_row_before(Some(&first_on_row(b"b").unwrap()))
+                .unwrap(),
+            Some(b"a".to_vec())
+        );
+        assert_eq!(s.time_range(), Some((5, 7)));
+        assert_eq!(s.max_sequence_id(), 9);
+    }
+}

@@ -1,0 +1,309 @@
+//! The region scanner: merges every store's memstore and files, applies the matcher and the
+//! filter, and assembles rows (HBase's `RegionScannerImpl` + `StoreScanner`).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use cairn_filter::Filter;
+use cairn_hfile::cell::{compare_bytes, first_on_row, last_on_row};
+use cairn_hfile::KeyValue;
+use parking_lot::Mutex;
+
+use crate::error::Result;
+use crate::heap::KeyValueHeap;
+use crate::matcher::{MatchCode, Matcher};
+use crate::store::seek_or_next;
+
+/// Read points of open scanners; compactions keep what the oldest one can still see.
+#[derive(Debug, Default)]
+pub struct ReadPoints(Mutex<BTreeMap<u64, usize>>);
+
+impl ReadPoints {
+    pub fn register(self: &Arc<Self>, rp: u64) -> ReadPointGuard {
+        *self.0.lock().entry(rp).or_default() += 1;
+        ReadPointGuard {
+            points: self.clone(),
+            rp,
+        }
+    }
+
+    /// The smallest registered read point, or `default` when none is.
+    pub fn smallest(&self, default: u64) -> u64 {
+        self.0
+            .lock()
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(default)
+            .min(default)
+    }
+}
+
+pub struct ReadPointGuard {
+    points: Arc<ReadPoints>,
+    rp: u64,
+}
+
+impl Drop for ReadPointGuard {
+    fn drop(&mut self) {
+        let mut m = self.points.0.lock();
+        if let Some(n) = m.get_mut(&self.rp) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.rp);
+            }
+        }
+    }
+}
+
+/// Rows of one region, in order (or reverse order), as lists of cells.
+pub struct RegionScanner {
+    heap: KeyValueHeap,
+    matcher: Matcher,
+    filter: Option<Box<dyn Filter>>,
+    start_row: Vec<u8>,
+    stop_row: Vec<u8>,
+    reversed: bool,
+    batch: usize,
+    limit: usize,
+    single_row: bool,
+    rows: usize,
+    pending: VecDeque<Vec<KeyValue>>,
+    done: bool,
+    started: bool,
+    /// Reversed scans: the next row is the last one before this key.
+    reverse_cursor: Option<Vec<u8>>,
+    /// Cells examined (for read metrics and filtered-read accounting).
+    pub(crate) rows_filtered: u64,
+    _guard: ReadPointGuard,
+}
+
+pub(crate) struct ScannerParts {
+    pub heap: KeyValueHeap,
+    pub matcher: Matcher,
+    pub filter: Option<Box<dyn Filter>>,
+    pub start_row: Vec<u8>,
+    pub stop_row: Vec<u8>,
+    pub reversed: bool,
+    pub batch: usize,
+    pub limit: usize,
+    pub single_row: bool,
+    pub guard: ReadPointGuard,
+}
+
+impl RegionScanner {
+    pub(crate) fn new(p: ScannerParts) -> RegionScanner {
+        RegionScanner {
+            heap: p.heap,
+            matcher: p.matcher,
+            filter: p.filter,
+            start_row: p.start_row,
+            stop_row: p.stop_row,
+            reversed: p.reversed,
+            batch: p.batch,
+            limit: p.limit,
+            single_row: p.single_row,
+            rows: 0,
+            pending: VecDeque::new(),
+            done: false,
+            started: false,
+            reverse_cursor: None,
+            rows_filtered: 0,
+            _guard: p.guard,
+        }
+    }
+
+    /// The heap is already positioned (multi-get reseeks it row by row).
+    pub(crate) fn mark_started(&mut self) {
+        self.started = true;
+    }
+
+    pub(crate) fn into_heap(self) -> KeyValueHeap {
+        self.heap
+    }
+
+    /// Hands the filter, with its state, to the next region's scanner.
+    pub(crate) fn take_filter(&mut self) -> Option<Box<dyn Filter>> {
+        self.filter.take()
+    }
+
+    pub(crate) fn rows_returned(&self) -> usize {
+        self.rows
+    }
+
+    /// The next row (or part of one, with a batch limit); `None` at the end.
+    pub fn next_row(&mut self) -> Result<Option<Vec<KeyValue>>> {
+        loop {
+            if let Some(chunk) = self.pending.pop_front() {
+                return Ok(Some(chunk));
+            }
+            if self.done || (self.limit > 0 && self.rows >= self.limit) {
+                return Ok(None);
+            }
+            let row = if self.reversed {
+                self.next_reverse_row()?
+            } else {
+                self.next_forward_row()?
+            };
+            let Some(row) = row else {
+                self.done = true;
+                continue;
+            };
+            let cells = self.assemble_row(&row)?;
+            if self.single_row {
+                self.done = true;
+            }
+            if cells.is_empty() {
+                self.rows_filtered += 1;
+                continue;
+            }
+            self.rows += 1;
+            if self.batch > 0 && cells.len() > self.batch {
+                let mut cells = cells.into_iter().peekable();
+                while cells.peek().is_some() {
+                    self.pending
+                        .push_back(cells.by_ref().take(self.batch).collect());
+                }
+            } else {
+                self.pending.push_back(cells);
+            }
+        }
+    }
+
+    /// Up to `n` rows.
+    pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<KeyValue>>> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match self.next_row()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    fn next_forward_row(&mut self) -> Result<Option<Vec<u8>>> {
+        if !self.started {
+            self.started = true;
+            self.heap.seek(&first_on_row(&self.start_row)?)?;
+        }
+        let Some(c) = self.heap.peek() else {
+            return Ok(None);
+        };
+        let row = c.row();
+        if !self.stop_row.is_empty()
+            && compare_bytes(row, &self.stop_row) != std::cmp::Ordering::Less
+        {
+            return Ok(None);
+        }
+        Ok(Some(row.to_vec()))
+    }
+
+    fn next_reverse_row(&mut self) -> Result<Option<Vec<u8>>> {
+        let cursor = if !self.started {
+            self.started = true;
+            if self.start_row.is_empty() {
+                None
+            } else {
+                Some(last_on_row(&self.start_row)?)
+            }
+        } else {
+            match &self.reverse_cursor {
+                Some(c) => Some(c.clone()),
+                None => return Ok(None),
+            }
+        };
+        let Some(row) = self.heap.last_row_before(cursor.as_deref())? else {
+            return Ok(None);
+        };
+        // A reversed scan's stop row is an exclusive lower bound.
+        if !self.stop_row.is_empty()
+            && compare_bytes(&row, &self.stop_row) != std::cmp::Ordering::Greater
+        {
+            return Ok(None);
+        }
+        self.reverse_cursor = Some(first_on_row(&row)?);
+        self.heap.seek(&first_on_row(&row)?)?;
+        Ok(Some(row))
+    }
+
+    fn assemble_row(&mut self, row: &[u8]) -> Result<Vec<KeyValue>> {
+        let mut out = Vec::new();
+        self.matcher.start_row();
+        if let Some(f) = self.filter.as_deref_mut() {
+            f.reset();
+            if f.filter_all_remaining() {
+                self.done = true;
+                return Ok(out);
+            }
+            if f.filter_row_key(row) {
+                if !self.reversed {
+                    self.heap.reseek(&last_on_row(row)?)?;
+                }
+                return Ok(out);
+            }
+        }
+        while let Some(c) = self.heap.peek() {
+            if c.row() != row {
+                break;
+            }
+            let code = self.matcher.match_cell(&c, self.filter.as_deref_mut());
+            match code {
+                MatchCode::Include => {
+                    out.push(c.to_owned());
+                    self.heap.next()?;
+                }
+                MatchCode::IncludeAndSeekNextCol => {
+                    out.push(c.to_owned());
+                    let k = self.matcher.next_column_key(&c);
+                    seek_or_next(&mut self.heap, k)?;
+                }
+                MatchCode::IncludeAndSeekNextRow => {
+                    out.push(c.to_owned());
+                    let k = Matcher::next_family_key(&c);
+                    seek_or_next(&mut self.heap, k)?;
+                }
+                MatchCode::Skip => self.heap.next()?,
+                MatchCode::SeekNextCol => {
+                    let k = self.matcher.next_column_key(&c);
+                    seek_or_next(&mut self.heap, k)?;
+                }
+                MatchCode::SeekNextRow => {
+                    let k = Matcher::next_family_key(&c);
+                    seek_or_next(&mut self.heap, k)?;
+                }
+                MatchCode::SeekTo(k) => seek_or_next(&mut self.heap, Some(k))?,
+                MatchCode::DoneScan => {
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+        if let Some(f) = self.filter.as_deref_mut() {
+            if !out.is_empty() {
+                out = out.into_iter().map(|c| f.transform_cell(c)).collect();
+            }
+            if f.has_filter_row() {
+                f.filter_row_cells(&mut out);
+                if f.filter_row() {
+                    out.clear();
+                }
+            }
+        }
+        if !self.reversed && !self.done {
+            self.heap.reseek(&last_on_row(row)?)?;
+        }
+        Ok(out)
+    }
+}
+
+impl Iterator for RegionScanner {
+    type Item = Result<Vec<KeyValue>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_row().transpose()
+    }
+}
+
+/// Lets tests and callers share one scanner across threads.
+pub type SharedScanner = Arc<Mutex<RegionScanner>>;

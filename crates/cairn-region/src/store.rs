@@ -1,0 +1,521 @@
+//! One column family of one region: a memstore and its store files (HBase's `HStore`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn_blockcache::CombinedBlockCache;
+use cairn_hfile::cell::first_on_row;
+use cairn_hfile::file_info::keys;
+use cairn_hfile::{CellRef, HFileWriter, KeyValue};
+use parking_lot::{Mutex, RwLock};
+use prost::Message;
+
+use crate::descriptor::ColumnFamilyDescriptor;
+use crate::error::{RegionError, Result};
+use crate::heap::{CellScanner, KeyValueHeap, StoreFileScanner};
+use crate::layout::{sync_dir, unique_file_name, TMP_DIR};
+use crate::matcher::{MatchCode, MatchMode, Matcher, TimeRange};
+use crate::memstore::{Segment, SegmentScanner};
+use crate::storefile::{writer_options, StoreFile};
+
+/// File info key listing the files a compaction replaced (HBase's `COMPACTION_EVENT_KEY`,
+/// `PBUF` + `CompactionEventTracker { repeated bytes compacted_store_file = 1 }`): a store
+/// that opens after a crash between the swap and the deletion drops them.
+pub const COMPACTION_EVENT_KEY: &[u8] = b"COMPACTION_EVENT_KEY";
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct CompactionEventTracker {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    compacted_store_file: Vec<Vec<u8>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StoreState {
+    pub active: Arc<Segment>,
+    pub snapshot: Option<Arc<Segment>>,
+    /// Oldest first (by max sequence id).
+    pub files: Arc<Vec<Arc<StoreFile>>>,
+}
+
+/// What a compaction did.
+#[derive(Clone, Debug, Default)]
+pub struct CompactionOutcome {
+    pub files_in: usize,
+    pub bytes_in: u64,
+    pub files_out: usize,
+    pub bytes_out: u64,
+    pub cells_in: u64,
+    pub cells_out: u64,
+    pub major: bool,
+}
+
+/// Limits how fast compactions write (HBase's throughput controller), so they leave disk
+/// bandwidth to flushes and reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Throttle {
+    pub bytes_per_second: Option<u64>,
+}
+
+pub struct Store {
+    pub family: ColumnFamilyDescriptor,
+    dir: PathBuf,
+    tmp_dir: PathBuf,
+    state: RwLock<StoreState>,
+    cache: Option<Arc<CombinedBlockCache>>,
+    compaction_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+impl Store {
+    /// Opens the family directory `<region>/<family>`, dropping files an interrupted
+    /// compaction already replaced.
+    pub fn open(
+        region_dir: &Path,
+        family: ColumnFamilyDescriptor,
+        cache: Option<Arc<CombinedBlockCache>>,
+    ) -> Result<Store> {
+        let name = String::from_utf8_lossy(&family.name).into_owned();
+        let dir = region_dir.join(&name);
+        let tmp_dir = region_dir.join(TMP_DIR).join(&name);
+        fs::create_dir_all(&dir).map_err(|e| RegionError::io(&dir, e))?;
+        let mut files = Vec::new();
+        let mut entries: Vec<_> = fs::read_dir(&dir)
+            .map_err(|e| RegionError::io(&dir, e))?
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            files.push(Arc::new(StoreFile::open(&p, &family, cache.as_ref())?));
+        }
+        let replaced: std::collections::HashSet<String> = files
+            .iter()
+            .filter_map(|f| f.reader.file_info().get(COMPACTION_EVENT_KEY))
+            .filter_map(|v| v.strip_prefix(b"PBUF"))
+            .filter_map(|b| CompactionEventTracker::decode(b).ok())
+            .flat_map(|t| t.compacted_store_file)
+            .map(|n| String::from_utf8_lossy(&n).into_owned())
+            .collect();
+        files.retain(|f| {
+            if replaced.contains(&f.name()) {
+                let _ = fs::remove_file(&f.path);
+                false
+            } else {
+                true
+            }
+        });
+        sort_files(&mut files);
+        Ok(Store {
+            family,
+            dir,
+            tmp_dir,
+            state: RwLock::new(StoreState {
+                active: Arc::new(Segment::new()),
+                snapshot: None,
+                files: Arc::new(files),
+            }),
+            cache,
+            compaction_lock: Mutex::new(()),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn state(&self) -> StoreState {
+        self.state.read().clone()
+    }
+
+    pub fn add(&self, kv: Arc<KeyValue>) -> u64 {
+        self.state.read().active.add(kv)
+    }
+
+    pub fn memstore_size(&self) -> u64 {
+        let s = self.state.read();
+        s.active.heap_size() + s.snapshot.as_ref().map_or(0, |x| x.heap_size())
+    }
+
+    pub fn max_sequence_id(&self) -> u64 {
+        self.state
+            .read()
+            .files
+            .iter()
+            .map(|f| f.max_sequence_id)
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn file_count(&self) -> usize {
+        self.state.read().files.len()
+    }
+
+    pub fn files_size(&self) -> u64 {
+        self.state.read().files.iter().map(|f| f.size).sum()
+    }
+
+    /// Moves the active segment to the snapshot (the caller holds the region's update lock
+    /// so no write is half-applied). A snapshot left by a failed flush is kept and returned.
+    pub fn snapshot(&self) -> Option<Arc<Segment>> {
+        let mut s = self.state.write();
+        if let Some(snap) = &s.snapshot {
+            // A previous flush failed; new writes stay in the active segment until it lands.
+            return Some(snap.clone());
+        }
+        if s.active.is_empty() {
+            return None;
+        }
+        let snap = std::mem::replace(&mut s.active, Arc::new(Segment::new()));
+        s.snapshot = Some(snap.clone());
+        Some(snap)
+    }
+
+    /// Writes the snapshot to a new store file tagged with the region's flush sequence id.
+    pub fn flush_snapshot(&self, snap: &Arc<Segment>, flush_seq: u64) -> Result<Option<u64>> {
+        let include_tags = snap.iter().any(|c| !c.0.as_cell().tags.is_empty());
+        let (path, written) = self.write_file(
+            snap.iter().map(|c| c.0),
+            include_tags,
+            flush_seq.max(snap.max_sequence_id()),
+            false,
+            &[],
+            Throttle::default(),
+        )?;
+        let file = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
+        let mut s = self.state.write();
+        let mut files = (*s.files).clone();
+        files.push(file);
+        sort_files(&mut files);
+        s.files = Arc::new(files);
+        s.snapshot = None;
+        Ok(Some(written))
+    }
+
+    /// Writes cells to `<region>/.tmp/<family>/<name>`, then renames it into the family.
+    fn write_file(
+        &self,
+        cells: impl Iterator<Item = Arc<KeyValue>>,
+        include_tags: bool,
+        max_seq: u64,
+        major: bool,
+        replaced: &[String],
+        throttle: Throttle,
+    ) -> Result<(PathBuf, u64)> {
+        fs::create_dir_all(&self.tmp_dir).map_err(|e| RegionError::io(&self.tmp_dir, e))?;
+        let name = unique_file_name();
+        let tmp = self.tmp_dir.join(&name);
+        let out = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        let mut w = HFileWriter::new(
+            std::io::BufWriter::with_capacity(1 << 20, out),
+            tmp.display().to_string(),
+            writer_options(&self.family, include_tags),
+        )?;
+        let started = Instant::now();
+        let mut bytes = 0u64;
+        for c in cells {
+            let cell = c.as_cell();
+            bytes += cell.serialized_len() as u64;
+            w.append(&cell)?;
+            throttle_wait(throttle, bytes, started);
+        }
+        self.finish_file(w, &tmp, &name, max_seq, major, replaced)
+    }
+
+    fn finish_file(
+        &self,
+        mut w: HFileWriter<std::io::BufWriter<fs::File>>,
+        tmp: &Path,
+        name: &str,
+        max_seq: u64,
+        major: bool,
+        replaced: &[String],
+    ) -> Result<(PathBuf, u64)> {
+        w.append_file_info(keys::MAX_SEQ_ID_KEY, &(max_seq as i64).to_be_bytes())?;
+        w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[major as u8])?;
+        if !replaced.is_empty() {
+            let t = CompactionEventTracker {
+                compacted_store_file: replaced.iter().map(|n| n.as_bytes().to_vec()).collect(),
+            };
+            let mut v = b"PBUF".to_vec();
+            t.encode(&mut v).expect("vec grows");
+            w.append_file_info(COMPACTION_EVENT_KEY, &v)?;
+        }
+        let (out, summary) = w.finish()?;
+        let file = out
+            .into_inner()
+            .map_err(|e| RegionError::io(tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| RegionError::io(tmp, e))?;
+        let path = self.dir.join(name);
+        fs::rename(tmp, &path).map_err(|e| RegionError::io(&path, e))?;
+        sync_dir(&self.dir);
+        Ok((path, summary.file_len))
+    }
+
+    /// Scanners over what a reader at `read_point` may see, skipping files whose time range
+    /// or Bloom filter rules them out (`row` = a single-row read).
+    pub fn scanners(
+        &self,
+        read_point: u64,
+        time_range: TimeRange,
+        row: Option<&[u8]>,
+        columns: Option<&[Vec<u8>]>,
+        oldest_unexpired: i64,
+    ) -> Result<Vec<Box<dyn CellScanner>>> {
+        let s = self.state();
+        let mut out: Vec<Box<dyn CellScanner>> = Vec::new();
+        for seg in std::iter::once(&s.active).chain(s.snapshot.iter()) {
+            if !seg.is_empty() {
+                out.push(Box::new(SegmentScanner::new(seg.clone(), read_point)));
+            }
+        }
+        for f in s.files.iter().rev() {
+            if let Some((lo, hi)) = f.time_range {
+                if !time_range.overlaps(lo, hi) || hi < oldest_unexpired {
+                    continue;
+                }
+            }
+            if let Some(row) = row {
+                let may = match columns {
+                    Some([q]) => f.reader.may_contain_column(row, &self.family.name, q)?,
+                    _ => f.reader.may_contain_row(row)?,
+                };
+                if !may {
+                    continue;
+                }
+            }
+            out.push(Box::new(StoreFileScanner::new(&f.reader, read_point)));
+        }
+        Ok(out)
+    }
+
+    /// Runs one compaction of `selection` (files of this store, oldest first). When it
+    /// covers every file, deletes and what they mask are dropped (HBase's all-files rule).
+    pub fn compact(
+        &self,
+        selection: Vec<Arc<StoreFile>>,
+        smallest_read_point: u64,
+        throttle: Throttle,
+    ) -> Result<CompactionOutcome> {
+        let _one_at_a_time = self.compaction_lock.lock();
+        let current = self.state().files;
+        let selection: Vec<_> = selection
+            .into_iter()
+            .filter(|f| current.iter().any(|c| Arc::ptr_eq(c, f)))
+            .collect();
+        let all_files = selection.len() == current.len();
+        let mut outcome = CompactionOutcome {
+            files_in: selection.len(),
+            bytes_in: selection.iter().map(|f| f.size).sum(),
+            major: all_files,
+            ..Default::default()
+        };
+        if selection.is_empty() {
+            return Ok(outcome);
+        }
+        for f in &selection {
+            f.compacting.store(true, Ordering::Release);
+        }
+        let result = self.compact_inner(
+            &selection,
+            all_files,
+            smallest_read_point,
+            throttle,
+            &mut outcome,
+        );
+        for f in &selection {
+            f.compacting.store(false, Ordering::Release);
+        }
+        result?;
+        Ok(outcome)
+    }
+
+    fn compact_inner(
+        &self,
+        selection: &[Arc<StoreFile>],
+        all_files: bool,
+        smallest_read_point: u64,
+        throttle: Throttle,
+        outcome: &mut CompactionOutcome,
+    ) -> Result<()> {
+        let now = now_ms();
+        let scanners: Vec<Box<dyn CellScanner>> = selection
+            .iter()
+            .rev()
+            .map(|f| Box::new(StoreFileScanner::new(&f.reader, u64::MAX)) as Box<dyn CellScanner>)
+            .collect();
+        let include_tags = selection.iter().any(|f| f.reader.includes_tags());
+        let max_seq = selection
+            .iter()
+            .map(|f| f.max_sequence_id)
+            .max()
+            .unwrap_or(0);
+        let mut heap = KeyValueHeap::new(scanners);
+        heap.seek(&first_on_row(&[])?)?;
+        let mode = if all_files {
+            MatchMode::MajorCompaction
+        } else {
+            MatchMode::MinorCompaction
+        };
+        let mut matcher = Matcher::new(
+            mode,
+            &[(&self.family, None)],
+            TimeRange::default(),
+            self.family.max_versions,
+            false,
+            smallest_read_point,
+            now,
+        );
+        fs::create_dir_all(&self.tmp_dir).map_err(|e| RegionError::io(&self.tmp_dir, e))?;
+        let name = unique_file_name();
+        let tmp = self.tmp_dir.join(&name);
+        let out = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        let mut w = HFileWriter::new(
+            std::io::BufWriter::with_capacity(1 << 20, out),
+            tmp.display().to_string(),
+            writer_options(&self.family, include_tags),
+        )?;
+        let started = Instant::now();
+        let mut bytes = 0u64;
+        let mut row: Vec<u8> = Vec::new();
+        let mut first = true;
+        let result = (|| -> Result<()> {
+            while let Some(c) = heap.peek() {
+                if first || c.row() != row.as_slice() {
+                    first = false;
+                    row.clear();
+                    row.extend_from_slice(c.row());
+                    matcher.start_row();
+                }
+                outcome.cells_in += 1;
+                let code = matcher.match_cell(&c, None);
+                match code {
+                    MatchCode::Include => {
+                        append(&mut w, &c, &mut bytes, outcome)?;
+                        heap.next()?;
+                    }
+                    MatchCode::IncludeAndSeekNextCol => {
+                        append(&mut w, &c, &mut bytes, outcome)?;
+                        let k = matcher.next_column_key(&c);
+                        seek_or_next(&mut heap, k)?;
+                    }
+                    MatchCode::IncludeAndSeekNextRow => {
+                        append(&mut w, &c, &mut bytes, outcome)?;
+                        let k = Matcher::next_family_key(&c);
+                        seek_or_next(&mut heap, k)?;
+                    }
+                    MatchCode::Skip => heap.next()?,
+                    MatchCode::SeekNextCol => {
+                        let k = matcher.next_column_key(&c);
+                        seek_or_next(&mut heap, k)?;
+                    }
+                    MatchCode::SeekNextRow => {
+                        let k = Matcher::next_family_key(&c);
+                        seek_or_next(&mut heap, k)?;
+                    }
+                    MatchCode::SeekTo(k) => seek_or_next(&mut heap, Some(k))?,
+                    MatchCode::DoneScan => break,
+                }
+                throttle_wait(throttle, bytes, started);
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            drop(w);
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        let replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        let (path, written) = match self.finish_file(w, &tmp, &name, max_seq, all_files, &replaced)
+        {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        let output = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
+        let keep_output = output.reader.entry_count() > 0;
+        outcome.files_out = keep_output as usize;
+        outcome.bytes_out = if keep_output { written } else { 0 };
+        {
+            let mut s = self.state.write();
+            let mut files: Vec<_> = s
+                .files
+                .iter()
+                .filter(|f| !selection.iter().any(|x| Arc::ptr_eq(x, f)))
+                .cloned()
+                .collect();
+            if keep_output {
+                files.push(output);
+            }
+            sort_files(&mut files);
+            s.files = Arc::new(files);
+        }
+        if !keep_output {
+            let _ = fs::remove_file(&path);
+        }
+        // Readers that still hold the old files keep them open; the names go now.
+        for f in selection {
+            let _ = fs::remove_file(&f.path);
+            f.evict_cached_blocks();
+        }
+        sync_dir(&self.dir);
+        Ok(())
+    }
+}
+
+fn append(
+    w: &mut HFileWriter<std::io::BufWriter<fs::File>>,
+    c: &CellRef<'_>,
+    bytes: &mut u64,
+    outcome: &mut CompactionOutcome,
+) -> Result<()> {
+    w.append(c)?;
+    *bytes += c.serialized_len() as u64;
+    outcome.cells_out += 1;
+    Ok(())
+}
+
+/// Seeks forward to `key`, or steps when no key could be built.
+pub(crate) fn seek_or_next(heap: &mut KeyValueHeap, key: Option<Vec<u8>>) -> Result<()> {
+    match key {
+        Some(k) => heap.reseek(&k),
+        None => heap.next(),
+    }
+}
+
+fn throttle_wait(t: Throttle, bytes: u64, started: Instant) {
+    if let Some(limit) = t.bytes_per_second.filter(|l| *l > 0) {
+        let due = std::time::Duration::from_secs_f64(bytes as f64 / limit as f64);
+        let spent = started.elapsed();
+        if due > spent + std::time::Duration::from_millis(5) {
+            std::thread::sleep(due - spent);
+        }
+    }
+}
+
+fn sort_files(files: &mut [Arc<StoreFile>]) {
+    // HBase's `StoreFileComparators.SEQ_ID`: oldest first, bigger first on ties.
+    files.sort_by(|a, b| {
+        a.max_sequence_id
+            .cmp(&b.max_sequence_id)
+            .then(b.size.cmp(&a.size))
+            .then(a.path.cmp(&b.path))
+    });
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,181 @@
+//! One immutable store file: an HFile plus what the store needs to know about it
+//! (HBase's `HStoreFile`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use cairn_blockcache::{CachedBlockSource, CombinedBlockCache};
+use cairn_hfile::file_info::keys;
+use cairn_hfile::{HFileReader, ReaderOptions, WriterOptions};
+
+use crate::descriptor::ColumnFamilyDescriptor;
+use crate::error::{RegionError, Result};
+
+pub struct StoreFile {
+    pub path: PathBuf,
+    pub reader: Arc<HFileReader>,
+    /// `MAX_SEQ_ID_KEY`: every cell in the file has a sequence id at most this.
+    pub max_sequence_id: u64,
+    /// `MAJOR_COMPACTION_KEY`.
+    pub major: bool,
+    pub size: u64,
+    /// `TIMERANGE`: `[min, max]` timestamps, `None` if absent or empty.
+    pub time_range: Option<(i64, i64)>,
+    /// Modification time (ms) for the major-compaction schedule.
+    pub modified_ms: i64,
+    /// Selected by a running compaction.
+    pub compacting: AtomicBool,
+    cache: Option<Arc<CombinedBlockCache>>,
+}
+
+impl std::fmt::Debug for StoreFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreFile")
+            .field("path", &self.path)
+            .field("max_sequence_id", &self.max_sequence_id)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl StoreFile {
+    pub fn open(
+        path: &Path,
+        family: &ColumnFamilyDescriptor,
+        cache: Option<&Arc<CombinedBlockCache>>,
+    ) -> Result<StoreFile> {
+        let reader = HFileReader::open(path, ReaderOptions::default())?;
+        let name = path.display().to_string();
+        let reader = match cache {
+            Some(c) => {
+                let c = c.clone();
+                let cache_on_read = family.block_cache_enabled;
+                let in_memory = family.in_memory;
+                reader.with_block_source(move |f| {
+                    Arc::new(
+                        CachedBlockSource::new(c, &name, f)
+                            .cache_on_read(cache_on_read)
+                            .in_memory(in_memory),
+                    )
+                })
+            }
+            None => reader,
+        };
+        let info = reader.file_info();
+        let max_sequence_id = info
+            .get_i64(keys::MAX_SEQ_ID_KEY)
+            .or_else(|| info.get_i64(keys::MAX_MEMSTORE_TS_KEY))
+            .unwrap_or(0)
+            .max(0) as u64;
+        let major = info
+            .get(keys::MAJOR_COMPACTION_KEY)
+            .is_some_and(|v| v.first() == Some(&1));
+        let time_range = info.get(keys::TIMERANGE).and_then(parse_time_range);
+        let meta = std::fs::metadata(path).map_err(|e| RegionError::io(path, e))?;
+        let modified_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as i64);
+        Ok(StoreFile {
+            path: path.to_path_buf(),
+            size: reader.file_len(),
+            reader: Arc::new(reader),
+            max_sequence_id,
+            major,
+            time_range,
+            modified_ms,
+            compacting: AtomicBool::new(false),
+            cache: cache.cloned(),
+        })
+    }
+
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    pub fn is_compacting(&self) -> bool {
+        self.compacting.load(Ordering::Acquire)
+    }
+
+    /// Forgets the file's cached blocks (after it was compacted away).
+    pub fn evict_cached_blocks(&self) {
+        if let Some(c) = &self.cache {
+            c.evict_file(cairn_blockcache::file_id(&self.path.display().to_string()));
+        }
+    }
+}
+
+/// HBase writes `TIMERANGE` as two big-endian longs (older writers) or `PBUF` +
+/// `TimeRangeTracker { from = 1, to = 2 }`.
+fn parse_time_range(v: &[u8]) -> Option<(i64, i64)> {
+    let (lo, hi) = if let Some(body) = v.strip_prefix(b"PBUF") {
+        let mut lo = None;
+        let mut hi = None;
+        let mut p = body;
+        while !p.is_empty() {
+            let tag = p[0];
+            p = &p[1..];
+            let (val, n) = read_varint(p)?;
+            p = &p[n..];
+            match tag {
+                0x08 => lo = Some(val as i64),
+                0x10 => hi = Some(val as i64),
+                _ => return None,
+            }
+        }
+        (lo?, hi?)
+    } else if v.len() == 16 {
+        (
+            i64::from_be_bytes(v[..8].try_into().ok()?),
+            i64::from_be_bytes(v[8..].try_into().ok()?),
+        )
+    } else {
+        return None;
+    };
+    (lo <= hi).then_some((lo, hi))
+}
+
+fn read_varint(p: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, b) in p.iter().enumerate().take(10) {
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Writer options for a family's store files.
+pub fn writer_options(family: &ColumnFamilyDescriptor, include_tags: bool) -> WriterOptions {
+    WriterOptions {
+        block_size: family.block_size,
+        checksum_type: family.checksum_type,
+        bytes_per_checksum: family.bytes_per_checksum,
+        compression: family.compression,
+        bloom_type: family.bloom_type,
+        include_tags,
+        include_mvcc: true,
+        ..WriterOptions::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ranges_in_both_encodings() {
+        let mut raw = 5i64.to_be_bytes().to_vec();
+        raw.extend_from_slice(&9i64.to_be_bytes());
+        assert_eq!(parse_time_range(&raw), Some((5, 9)));
+        assert_eq!(parse_time_range(b"PBUF\x08\x05\x10\x09"), Some((5, 9)));
+        assert_eq!(parse_time_range(b"PBUF\x08"), None);
+        assert_eq!(parse_time_range(b"xx"), None);
+    }
+}

@@ -1,0 +1,66 @@
+//! What can go wrong in the WAL.
+
+use std::io;
+use std::path::PathBuf;
+
+/// A WAL failure. I/O errors name the segment file (or directory) and the offset.
+#[derive(Debug, thiserror::Error)]
+pub enum WalError {
+    /// An I/O operation failed.
+    #[error("{op} {} at offset {offset}: {source}", .path.display())]
+    Io {
+        /// What was being done ("append to", "fdatasync", "create", ...).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// Offset in the file (0 where there is none).
+        offset: u64,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A segment whose header is missing or damaged: the WAL cannot tell what the file holds,
+    /// so opening stops rather than guess.
+    #[error("WAL segment {} has a damaged header: {reason}", .path.display())]
+    BadHeader {
+        /// The segment file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An edit too large for one record.
+    #[error(
+        "edit for region {region:?} is {size} bytes encoded, over the {max}-byte record limit"
+    )]
+    RecordTooLarge {
+        /// The region, lossily as text.
+        region: String,
+        /// Encoded payload bytes.
+        size: usize,
+        /// [`crate::segment::MAX_RECORD_LEN`].
+        max: u32,
+    },
+    /// An earlier write, sync or roll failed, so the WAL no longer knows what is on disk and
+    /// refuses further edits; like HBase, the region server must abort and let replay recover.
+    #[error("the WAL failed earlier and accepts no more edits: {reason}")]
+    Broken {
+        /// The failure that broke it.
+        reason: String,
+    },
+    /// Segment ids are exhausted (the newest segment is `u64::MAX`).
+    #[error("no segment id after the one of {}", .path.display())]
+    SegmentIdsExhausted {
+        /// The newest segment.
+        path: PathBuf,
+    },
+    /// The replay visitor asked to stop.
+    #[error("replay stopped by the visitor: {0}")]
+    Visitor(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl WalError {
+    /// Wraps an error from a replay visitor.
+    pub fn visitor(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> WalError {
+        WalError::Visitor(e.into())
+    }
+}

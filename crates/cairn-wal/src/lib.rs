@@ -1,0 +1,279 @@
+//! # cairn-wal
+//!
+//! The region server's write-ahead log (HBase's `FSHLog`/`AbstractFSWAL`): every mutation is
+//! appended here, checksummed, before it is applied to the memstore, so a crash loses nothing
+//! that was acknowledged. One [`Wal`] is shared (via `Arc`) by all regions of a server.
+//!
+//! **Owns:** the segment files of one WAL directory and their format ([`segment`]); appends at
+//! HBase's four [`Durability`] levels with group commit (concurrent appenders are written and
+//! synced as one batch by whichever of them gets there first); the background syncer for
+//! `ASYNC_WAL`; rolling to a new segment (by size or on request); replay of every segment at
+//! [`Wal::open`], with a precise report of what could not be read ([`ReplayReport`]); tracking
+//! the highest sequence id per region in each segment and deleting the segments no region
+//! needs any more once regions flush ([`Wal::mark_flushed`], HBase's archiving via
+//! `SequenceIdAccounting`); metrics ([`WalStats`]).
+//!
+//! **Does not own:** assigning sequence ids (the region's MVCC does, as in HBase), deciding
+//! which replayed edits to apply (the region store skips edits at or below a store's flushed
+//! sequence id, as `HRegion.replayRecoveredEditsIfAny` does), WAL splitting across servers,
+//! replication, or HBase's on-disk WAL format.
+//!
+//! ## Format
+//! cairn uses its **own segment format, not HBase's** `ProtobufLogWriter` format (`PWAL` magic,
+//! protobuf `WALKey`s, `WALCellCodec` cells, `LAWP` trailer): cairn's WALs are read only by
+//! cairn, and a fixed `length | crc32c | payload` frame per record lets replay stop exactly at a
+//! torn tail with no trailer. See [`segment`] for the layout. The checksum is CRC32C from
+//! `cairn-checksum` (hardware kernels where the CPU has them).
+//!
+//! ## Durability
+//! - `SKIP_WAL`: nothing is written; the edit is lost in a crash unless flushed.
+//! - `ASYNC_WAL`: queued; the background syncer writes it within
+//!   [`WalOptions::async_sync_interval`] (HBase's `hbase.regionserver.optionallogflushinterval`,
+//!   1 s), or any earlier sync takes it along.
+//! - `SYNC_WAL` (the default, as in HBase): returns once the bytes are handed to the OS with
+//!   write(2): they survive a crash of the process, not of the machine. This is the local
+//!   equivalent of HBase's `hflush`.
+//! - `FSYNC_WAL`: returns after `fdatasync` (HBase's `hsync`).
+//!
+//! ## Segments and sequence ids
+//! Segments are named `wal.<id as 20 digits>` and are rolled when they pass
+//! [`WalOptions::roll_size`] (HBase rolls at `hbase.regionserver.logroll.multiplier` × block
+//! size) or on [`Wal::roll`]; a rolled segment is fdatasync'ed before the next one is used, so
+//! only the newest segment can have a torn tail after a machine crash. Each segment remembers
+//! the highest sequence id of every region in it. When a region reports a flush with
+//! [`Wal::mark_flushed`], closed segments in which every region has flushed past its highest
+//! sequence id are deleted (HBase moves them to `oldWALs`; cairn has no replication to feed,
+//! so it deletes). A region that never flushes keeps its segments; a region that is closed
+//! for good can call `mark_flushed(region, u64::MAX)`.
+//!
+//! Replay returns edits in append order, which for concurrent appenders of one region need
+//! not be sequence id order: the region store orders cells by sequence id, as HBase's memstore
+//! does.
+
+mod error;
+pub mod segment;
+mod wal;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use cairn_hfile::KeyValue;
+pub use error::WalError;
+pub use wal::{SegmentInfo, Wal, WalStats};
+
+/// How durable an append must be before it returns (HBase's `Durability`, without
+/// `USE_DEFAULT`, which the region store resolves to the table's durability first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Durability {
+    /// `SKIP_WAL`: not written to the WAL at all.
+    SkipWal,
+    /// `ASYNC_WAL`: written by the background syncer, without waiting.
+    AsyncWal,
+    /// `SYNC_WAL`: written to the OS (survives a process crash) before returning.
+    #[default]
+    SyncWal,
+    /// `FSYNC_WAL`: on stable storage (fdatasync) before returning.
+    FsyncWal,
+}
+
+impl Durability {
+    /// Every level, weakest first.
+    pub const ALL: [Durability; 4] = [
+        Durability::SkipWal,
+        Durability::AsyncWal,
+        Durability::SyncWal,
+        Durability::FsyncWal,
+    ];
+
+    /// HBase's name: `SKIP_WAL`, `ASYNC_WAL`, `SYNC_WAL`, `FSYNC_WAL`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::SkipWal => "SKIP_WAL",
+            Durability::AsyncWal => "ASYNC_WAL",
+            Durability::SyncWal => "SYNC_WAL",
+            Durability::FsyncWal => "FSYNC_WAL",
+        }
+    }
+}
+
+impl fmt::Display for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not one of HBase's durability levels.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown durability {0:?}: expected SKIP_WAL, ASYNC_WAL, SYNC_WAL or FSYNC_WAL (USE_DEFAULT must be resolved to the table's durability first)")]
+pub struct UnknownDurability(pub String);
+
+impl FromStr for Durability {
+    type Err = UnknownDurability;
+
+    /// Parses HBase's names, ignoring case and surrounding whitespace.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        Durability::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(t))
+            .ok_or_else(|| UnknownDurability(s.to_string()))
+    }
+}
+
+/// One WAL entry: HBase's `WALKey` (encoded region name, sequence id, write time) with its
+/// `WALEdit` (the cells of one mutation or batch, applied atomically).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WalEdit {
+    /// The encoded region name.
+    pub region: Vec<u8>,
+    /// The region's sequence id (MVCC write number) for every cell of the edit.
+    pub sequence_id: u64,
+    /// When the edit was written, milliseconds since the epoch.
+    pub write_time_ms: i64,
+    /// The cells; each reads back with the sequence id it was appended with.
+    pub cells: Vec<KeyValue>,
+}
+
+/// How the WAL rolls and syncs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalOptions {
+    /// Roll to a new segment once the active one passes this many bytes (default 128 MiB).
+    pub roll_size: u64,
+    /// How often the background syncer writes queued `ASYNC_WAL` edits (default 1 s).
+    pub async_sync_interval: Duration,
+}
+
+impl Default for WalOptions {
+    fn default() -> Self {
+        WalOptions {
+            roll_size: 128 << 20,
+            async_sync_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What [`Wal::open`] replayed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplayReport {
+    /// Segments read.
+    pub segments: usize,
+    /// Edits handed to the visitor.
+    pub edits: u64,
+    /// Cells in those edits.
+    pub cells: u64,
+    /// Highest sequence id replayed, per region.
+    pub max_sequence_id: std::collections::BTreeMap<Vec<u8>, u64>,
+    /// Bytes that could not be replayed, one entry per segment that did not end cleanly.
+    pub dropped: Vec<Dropped>,
+}
+
+/// Bytes at the end of a segment that replay could not use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    /// The segment file.
+    pub segment: PathBuf,
+    /// Offset of the first byte not replayed (the start of the bad record).
+    pub offset: u64,
+    /// Bytes from there to the end of the file.
+    pub bytes: u64,
+    /// Why the record at `offset` could not be read.
+    pub reason: DropReason,
+}
+
+impl fmt::Display for Dropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: dropped {} bytes from offset {}: {}",
+            self.segment.display(),
+            self.bytes,
+            self.offset,
+            self.reason
+        )
+    }
+}
+
+/// Why replay stopped inside a segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// Fewer bytes left than a record frame: a torn write.
+    TruncatedFrame {
+        /// Bytes left.
+        available: u64,
+    },
+    /// The record's length runs past the end of the file: a torn write (or a damaged length).
+    TruncatedRecord {
+        /// The length read.
+        length: u32,
+        /// Bytes left after the frame.
+        available: u64,
+    },
+    /// Nothing but zeros from here to the end: a preallocated or zero-filled tail.
+    ZeroFilled,
+    /// A length no record can have: damage.
+    BadLength {
+        /// The length read.
+        length: u32,
+    },
+    /// The record's checksum does not hold: damage or a torn write.
+    ChecksumMismatch {
+        /// Checksum in the frame.
+        stored: u32,
+        /// Checksum of the bytes read.
+        computed: u32,
+    },
+    /// The checksum holds but the payload does not parse (a writer bug, not disk damage).
+    BadPayload {
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DropReason::TruncatedFrame { available } => {
+                write!(f, "torn record frame ({available} of 8 bytes)")
+            }
+            DropReason::TruncatedRecord { length, available } => write!(
+                f,
+                "record of {length} bytes runs past the end of the file ({available} bytes left)"
+            ),
+            DropReason::ZeroFilled => f.write_str("zero-filled tail"),
+            DropReason::BadLength { length } => write!(f, "invalid record length {length}"),
+            DropReason::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "CRC32C mismatch: stored {stored:#010x}, computed {computed:#010x}"
+            ),
+            DropReason::BadPayload { reason } => {
+                write!(f, "checksum holds but the edit does not parse: {reason}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durability_names_match_hbase() {
+        for d in Durability::ALL {
+            assert_eq!(d.name().parse::<Durability>(), Ok(d));
+            assert_eq!(d.to_string().to_lowercase().parse::<Durability>(), Ok(d));
+        }
+        assert_eq!(" fsync_wal ".parse(), Ok(Durability::FsyncWal));
+        assert_eq!(Durability::default(), Durability::SyncWal);
+        assert!("USE_DEFAULT".parse::<Durability>().is_err());
+        assert!("SYNC".parse::<Durability>().is_err());
+    }
+
+    #[test]
+    fn wal_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Wal>();
+        check::<std::sync::Arc<Wal>>();
+    }
+}

@@ -1,0 +1,549 @@
+//! End-to-end behaviour of the WAL: round trips across rolls, recovery from torn and damaged
+//! segments, segment deletion after flushes, durability levels and group commit.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_wal::segment::{self, FRAME_LEN, HEADER_LEN};
+use cairn_wal::{DropReason, Dropped, Durability, Wal, WalEdit, WalError, WalOptions};
+use common::{edit, open, record_offsets, replay, segment_files};
+
+fn small_rolls(roll_size: u64) -> WalOptions {
+    WalOptions {
+        roll_size,
+        ..WalOptions::default()
+    }
+}
+
+#[test]
+fn round_trip_across_rolls_keeps_order_and_per_region_maxima() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, replayed, report) = open(dir.path(), small_rolls(4096)).unwrap();
+    assert!(replayed.is_empty());
+    assert_eq!(report.segments, 0);
+
+    let regions = ["a", "b", "c"];
+    let mut appended = Vec::new();
+    for i in 0..1500u64 {
+        let region = regions[(i % 3) as usize];
+        let e = edit(region, 1000 + i, 1 + (i % 4) as usize);
+        let durability = if i % 5 == 0 {
+            Durability::FsyncWal
+        } else {
+            Durability::SyncWal
+        };
+        wal.append(&e, durability).unwrap();
+        appended.push(e);
+        if i == 700 {
+            wal.roll().unwrap();
+        }
+    }
+    let stats = wal.stats();
+    assert_eq!(stats.appends, 1500);
+    assert!(stats.rolls >= 10, "{stats:?}");
+    let segments = wal.segments();
+    assert_eq!(segments.len() as u64, stats.rolls + 1);
+    assert!(segments.last().unwrap().active);
+    // What the WAL tracks per segment is what the segment holds.
+    for s in &segments {
+        let mut expected = BTreeMap::new();
+        segment::scan_segment(&s.path, Some(s.id), |_, e| {
+            let m = expected.entry(e.region.clone()).or_insert(0);
+            *m = e.sequence_id.max(*m);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(s.max_sequence_id, expected, "segment {}", s.id);
+    }
+    wal.close().unwrap();
+
+    let (replayed, report) = replay(dir.path());
+    assert_eq!(replayed, appended);
+    assert_eq!(report.edits, 1500);
+    assert_eq!(
+        report.cells,
+        appended.iter().map(|e| e.cells.len() as u64).sum::<u64>()
+    );
+    assert_eq!(report.segments, segments.len());
+    assert!(report.dropped.is_empty(), "{:?}", report.dropped);
+    let expected_max: BTreeMap<Vec<u8>, u64> = [(b"a", 2497), (b"b", 2498), (b"c", 2499)]
+        .into_iter()
+        .map(|(r, s)| (r.to_vec(), s))
+        .collect();
+    assert_eq!(report.max_sequence_id, expected_max);
+
+    // A second open sees the segment the first replay started too (empty) and nothing new.
+    let (again, report) = replay(dir.path());
+    assert_eq!(again, appended);
+    assert_eq!(report.segments, segments.len() + 1);
+}
+
+/// Writes `n` small edits into a fresh WAL and returns the one segment holding them.
+fn one_segment(dir: &Path, n: u64) -> (Vec<WalEdit>, Vec<u8>) {
+    let (wal, _, _) = open(dir, WalOptions::default()).unwrap();
+    let edits: Vec<WalEdit> = (1..=n).map(|s| edit("r", s, 1)).collect();
+    for e in &edits {
+        wal.append(e, Durability::SyncWal).unwrap();
+    }
+    wal.close().unwrap();
+    let files = segment_files(dir);
+    assert_eq!(files.len(), 1);
+    (edits, fs::read(&files[0]).unwrap())
+}
+
+/// Replays a directory holding only `bytes` as segment 1.
+fn replay_bytes(bytes: &[u8]) -> (Vec<WalEdit>, Vec<Dropped>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(segment::segment_path(dir.path(), 1), bytes).unwrap();
+    let (edits, report) = replay(dir.path());
+    (edits, report.dropped, dir)
+}
+
+#[test]
+fn torn_last_record_at_every_offset_drops_exactly_it() {
+    let src = tempfile::tempdir().unwrap();
+    let (edits, bytes) = one_segment(src.path(), 4);
+    let (offsets, len) = record_offsets(&segment_files(src.path())[0]);
+    let last = offsets[3];
+    assert_eq!(len, bytes.len() as u64);
+    for cut in last..=len {
+        let (got, dropped, dir) = replay_bytes(&bytes[..cut as usize]);
+        let whole = if cut == len { 4 } else { 3 };
+        assert_eq!(got, edits[..whole], "cut at {cut}");
+        if cut == last || cut == len {
+            assert!(dropped.is_empty(), "cut at {cut}: {dropped:?}");
+            continue;
+        }
+        let torn = cut - last;
+        let reason = if bytes[last as usize..cut as usize].iter().all(|&b| b == 0) {
+            // The first bytes of a big-endian length are zeros: indistinguishable from a
+            // zero-filled tail, and just as torn.
+            DropReason::ZeroFilled
+        } else if torn < FRAME_LEN as u64 {
+            DropReason::TruncatedFrame { available: torn }
+        } else {
+            DropReason::TruncatedRecord {
+                length: (len - last - FRAME_LEN as u64) as u32,
+                available: torn - FRAME_LEN as u64,
+            }
+        };
+        assert_eq!(
+            dropped,
+            [Dropped {
+                segment: segment::segment_path(dir.path(), 1),
+                offset: last,
+                bytes: torn,
+                reason
+            }],
+            "cut at {cut}"
+        );
+    }
+}
+
+#[test]
+fn zero_filled_and_garbage_tails_are_reported() {
+    let src = tempfile::tempdir().unwrap();
+    let (edits, bytes) = one_segment(src.path(), 5);
+    let end = bytes.len() as u64;
+
+    let check = |tail: &[u8], expect: &dyn Fn(&DropReason) -> bool| {
+        let mut b = bytes.clone();
+        b.extend_from_slice(tail);
+        let (got, dropped, _dir) = replay_bytes(&b);
+        assert_eq!(got, edits, "tail {:02X?}", &tail[..tail.len().min(16)]);
+        assert_eq!(dropped.len(), 1, "{dropped:?}");
+        assert_eq!(
+            (dropped[0].offset, dropped[0].bytes),
+            (end, tail.len() as u64)
+        );
+        assert!(expect(&dropped[0].reason), "{:?}", dropped[0].reason);
+    };
+    // Preallocated / zero-filled tails, shorter and longer than a frame.
+    for n in [1, 7, 8, 9, 4096] {
+        check(&vec![0; n], &|r| *r == DropReason::ZeroFilled);
+    }
+    // Zeros then garbage is damage, not a clean tail.
+    let mut zeros_then_junk = vec![0u8; 64];
+    zeros_then_junk[40] = 1;
+    check(&zeros_then_junk, &|r| {
+        *r == DropReason::BadLength { length: 0 }
+    });
+    // A garbage length far past the end of the file.
+    check(&[0xFF, 0xFF, 0xFF, 0x00, 1, 2, 3, 4, 5], &|r| {
+        matches!(
+            r,
+            DropReason::BadLength {
+                length: 0xFFFF_FF00
+            }
+        )
+    });
+    check(&[0x00, 0x10, 0x00, 0x00, 1, 2, 3, 4, 5], &|r| {
+        matches!(
+            r,
+            DropReason::TruncatedRecord {
+                length: 0x0010_0000,
+                available: 1
+            }
+        )
+    });
+    // A plausible length with a wrong checksum.
+    let mut fake = vec![0, 0, 0, 20, 0xDE, 0xAD, 0xBE, 0xEF];
+    fake.extend_from_slice(&[7; 20]);
+    check(&fake, &|r| {
+        matches!(
+            r,
+            DropReason::ChecksumMismatch {
+                stored: 0xDEAD_BEEF,
+                ..
+            }
+        )
+    });
+    // Random garbage never replays and is always reported whole.
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..200 {
+        let len = 1 + (x % 300) as usize;
+        let junk: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8 | 1
+            })
+            .collect();
+        check(&junk, &|_| true);
+    }
+}
+
+/// Three segments of ten edits each (segment ids 1, 2, 3).
+fn three_segments(dir: &Path) -> Vec<WalEdit> {
+    let (wal, _, _) = open(dir, WalOptions::default()).unwrap();
+    let mut all = Vec::new();
+    for seg in 0..3u64 {
+        for i in 0..10 {
+            let e = edit(if i % 2 == 0 { "a" } else { "b" }, seg * 100 + i, 2);
+            wal.append(&e, Durability::SyncWal).unwrap();
+            all.push(e);
+        }
+        if seg < 2 {
+            wal.roll().unwrap();
+        }
+    }
+    wal.close().unwrap();
+    assert_eq!(segment_files(dir).len(), 3);
+    all
+}
+
+#[test]
+fn flipped_byte_in_a_middle_segment_is_reported_and_replay_goes_on() {
+    let src = tempfile::tempdir().unwrap();
+    let all = three_segments(src.path());
+    let files = segment_files(src.path());
+    let (offsets, len) = record_offsets(&files[1]);
+    let originals: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+
+    let (start, end) = (offsets[4], offsets[5]);
+    for at in start..end {
+        let dir = tempfile::tempdir().unwrap();
+        for (i, bytes) in originals.iter().enumerate() {
+            let mut b = bytes.clone();
+            if i == 1 {
+                b[at as usize] ^= 0x40;
+            }
+            fs::write(dir.path().join(files[i].file_name().unwrap()), b).unwrap();
+        }
+        let (got, report) = replay(dir.path());
+        let expected: Vec<WalEdit> = all[..14].iter().chain(&all[20..]).cloned().collect();
+        assert_eq!(got, expected, "flip at {at}");
+        assert_eq!(report.dropped.len(), 1, "flip at {at}");
+        let d = &report.dropped[0];
+        assert_eq!(
+            (&d.segment, d.offset, d.bytes),
+            (&segment::segment_path(dir.path(), 2), start, len - start),
+            "flip at {at}"
+        );
+        if at >= start + 4 {
+            // The length is intact, so only the checksum can catch it.
+            assert!(
+                matches!(d.reason, DropReason::ChecksumMismatch { .. }),
+                "{:?}",
+                d.reason
+            );
+        }
+        assert!(d.to_string().contains("wal.00000000000000000002"));
+    }
+}
+
+#[test]
+fn damaged_header_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    three_segments(dir.path());
+    let victim = segment_files(dir.path())[1].clone();
+    let good = fs::read(&victim).unwrap();
+    for at in [0, 9, 15, 22] {
+        let mut b = good.clone();
+        b[at] ^= 1;
+        fs::write(&victim, &b).unwrap();
+        let err = open(dir.path(), WalOptions::default()).err().unwrap();
+        assert!(
+            matches!(&err, WalError::BadHeader { path, .. } if *path == victim),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("wal.00000000000000000002"),
+            "{err}"
+        );
+    }
+    fs::write(&victim, &good[..HEADER_LEN - 1]).unwrap();
+    let err = open(dir.path(), WalOptions::default()).err().unwrap();
+    assert!(matches!(err, WalError::BadHeader { .. }), "{err}");
+    // A header copied from another segment does not pass for this one.
+    fs::write(&victim, fs::read(&segment_files(dir.path())[0]).unwrap()).unwrap();
+    let err = open(dir.path(), WalOptions::default()).err().unwrap();
+    assert!(err.to_string().contains("names segment 1"), "{err}");
+}
+
+#[test]
+fn leftover_temporary_segments_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("wal.00000000000000000007.tmp"), b"CAIRN").unwrap();
+    fs::write(dir.path().join("notes.txt"), b"not a segment").unwrap();
+    let (edits, report) = replay(dir.path());
+    assert!(edits.is_empty() && report.segments == 0);
+    assert!(!dir.path().join("wal.00000000000000000007.tmp").exists());
+    assert!(dir.path().join("notes.txt").exists());
+}
+
+#[test]
+fn visitor_error_stops_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    three_segments(dir.path());
+    let mut seen = 0;
+    let err = Wal::open(dir.path(), WalOptions::default(), |_| {
+        seen += 1;
+        if seen == 12 {
+            Err(WalError::visitor("memstore full"))
+        } else {
+            Ok(())
+        }
+    })
+    .err()
+    .unwrap();
+    assert!(matches!(err, WalError::Visitor(_)));
+    assert_eq!(seen, 12);
+    assert!(err.to_string().contains("memstore full"));
+}
+
+#[test]
+fn mark_flushed_deletes_only_segments_no_region_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), WalOptions::default()).unwrap();
+    let put = |r: &str, seqs: std::ops::RangeInclusive<u64>| {
+        for s in seqs {
+            wal.append(&edit(r, s, 1), Durability::SyncWal).unwrap();
+        }
+    };
+    put("A", 1..=5); // segment 1: A ≤ 5, B ≤ 3
+    put("B", 1..=3);
+    wal.roll().unwrap();
+    put("A", 6..=10); // segment 2: A ≤ 10
+    wal.roll().unwrap();
+    put("B", 4..=6); // segment 3: B ≤ 6, C ≤ 1
+    put("C", 1..=1);
+    wal.roll().unwrap();
+    put("A", 11..=11); // segment 4, active
+    let ids = |wal: &Wal| wal.segments().iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(ids(&wal), [1, 2, 3, 4]);
+    assert_eq!(
+        wal.segments()[0].max_sequence_id,
+        BTreeMap::from([(b"A".to_vec(), 5), (b"B".to_vec(), 3)])
+    );
+
+    assert_eq!(wal.mark_flushed(b"A", 9).unwrap(), 0);
+    assert_eq!(wal.mark_flushed(b"A", 10).unwrap(), 1);
+    assert_eq!(ids(&wal), [1, 3, 4]);
+    assert!(!segment::segment_path(dir.path(), 2).exists());
+    assert_eq!(wal.mark_flushed(b"B", 2).unwrap(), 0);
+    assert_eq!(wal.mark_flushed(b"B", 3).unwrap(), 1);
+    assert_eq!(ids(&wal), [3, 4]);
+    // A flush report never moves a region backwards.
+    assert_eq!(wal.mark_flushed(b"B", 1).unwrap(), 0);
+    assert_eq!(wal.mark_flushed(b"B", 6).unwrap(), 0, "C never flushed");
+    assert_eq!(ids(&wal), [3, 4]);
+    assert_eq!(wal.mark_flushed(b"C", 1).unwrap(), 1);
+    // The active segment is never deleted, even when every region in it has flushed.
+    assert_eq!(wal.mark_flushed(b"A", u64::MAX).unwrap(), 0);
+    assert_eq!(ids(&wal), [4]);
+    wal.roll().unwrap();
+    assert_eq!(wal.mark_flushed(b"A", 11).unwrap(), 1);
+    assert_eq!(ids(&wal), [5]);
+    assert_eq!(wal.stats().segments_deleted, 4);
+    assert_eq!(
+        segment_files(dir.path()),
+        [segment::segment_path(dir.path(), 5)]
+    );
+    wal.close().unwrap();
+
+    // Segments found at open are tracked the same way.
+    let dir = tempfile::tempdir().unwrap();
+    three_segments(dir.path()); // a: even seqs, b: odd, in segments 1..3
+    let (wal, _, _) = open(dir.path(), WalOptions::default()).unwrap();
+    assert_eq!(ids(&wal), [1, 2, 3, 4]);
+    assert_eq!(wal.mark_flushed(b"a", 108).unwrap(), 0);
+    assert_eq!(wal.mark_flushed(b"b", 9).unwrap(), 1);
+    assert_eq!(wal.mark_flushed(b"b", 200).unwrap(), 1);
+    assert_eq!(ids(&wal), [3, 4]);
+    wal.close().unwrap();
+}
+
+#[test]
+fn skip_wal_writes_nothing_and_async_wal_is_written_by_the_syncer() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = WalOptions {
+        async_sync_interval: Duration::from_millis(50),
+        ..WalOptions::default()
+    };
+    let (wal, _, _) = open(dir.path(), options).unwrap();
+    wal.append(&edit("r", 1, 1), Durability::SkipWal).unwrap();
+    assert_eq!(wal.stats().skipped_appends, 1);
+    assert_eq!(wal.segments()[0].size, HEADER_LEN as u64);
+
+    let started = Instant::now();
+    wal.append(&edit("r", 2, 1), Durability::AsyncWal).unwrap();
+    while wal.segments()[0].size == HEADER_LEN as u64 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the syncer never wrote"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Written to the OS without any sync call: readable from the file now.
+    let mut seqs = Vec::new();
+    segment::scan_segment(&segment_files(dir.path())[0], None, |_, e| {
+        seqs.push(e.sequence_id);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seqs, [2]);
+    assert_eq!(wal.stats().fsyncs, 0);
+    wal.close().unwrap();
+}
+
+#[test]
+fn async_edits_are_written_by_sync_and_by_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let lazy = WalOptions {
+        async_sync_interval: Duration::from_secs(3600),
+        ..WalOptions::default()
+    };
+    let (wal, _, _) = open(dir.path(), lazy.clone()).unwrap();
+    wal.append(&edit("r", 1, 1), Durability::AsyncWal).unwrap();
+    assert_eq!(wal.segments()[0].size, HEADER_LEN as u64, "written early");
+    wal.sync(false).unwrap();
+    assert!(wal.segments()[0].size > HEADER_LEN as u64);
+    wal.append(&edit("r", 2, 1), Durability::AsyncWal).unwrap();
+    wal.close().unwrap();
+    let (edits, _) = replay(dir.path());
+    assert_eq!(edits, [edit("r", 1, 1), edit("r", 2, 1)]);
+
+    // Dropping without close writes them too.
+    let (wal, _, _) = open(dir.path(), lazy).unwrap();
+    wal.append(&edit("r", 3, 1), Durability::AsyncWal).unwrap();
+    drop(wal);
+    let (edits, _) = replay(dir.path());
+    assert_eq!(edits.last(), Some(&edit("r", 3, 1)));
+}
+
+fn group_commit(durability: Durability, threads: u64, per_thread: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), WalOptions::default()).unwrap();
+    let wal = Arc::new(wal);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let wal = &wal;
+            s.spawn(move || {
+                for i in 1..=per_thread {
+                    wal.append(&edit(&format!("region-{t}"), i, 1), durability)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let stats = wal.stats();
+    let total = threads * per_thread;
+    assert_eq!(stats.appends, total);
+    assert!(
+        stats.batches < total && stats.max_batch_edits > 1,
+        "no batching: {stats:?}"
+    );
+    if durability == Durability::FsyncWal {
+        assert!(stats.fsyncs < total, "{stats:?}");
+    }
+    eprintln!(
+        "{durability}: {total} appends in {} batches (largest {}), {} fdatasyncs",
+        stats.batches, stats.max_batch_edits, stats.fsyncs
+    );
+    Arc::try_unwrap(wal).ok().unwrap().close().unwrap();
+
+    let (edits, report) = replay(dir.path());
+    assert_eq!(report.edits, total);
+    // Each region's edits come back complete and in the order its thread appended them.
+    let mut per_region: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
+    for e in edits {
+        per_region.entry(e.region).or_default().push(e.sequence_id);
+    }
+    assert_eq!(per_region.len() as u64, threads);
+    for seqs in per_region.values() {
+        assert_eq!(*seqs, (1..=per_thread).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn group_commit_batches_concurrent_sync_appends() {
+    group_commit(Durability::SyncWal, 8, 500);
+}
+
+#[test]
+fn group_commit_batches_concurrent_fsync_appends() {
+    group_commit(Durability::FsyncWal, 8, 40);
+}
+
+#[test]
+fn many_appends_from_few_threads_with_mixed_durability_and_rolls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), small_rolls(16 * 1024)).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let wal = &wal;
+            s.spawn(move || {
+                for i in 1..=400u64 {
+                    let d = Durability::ALL[((i + t) % 4) as usize];
+                    wal.append(&edit(&format!("m{t}"), i, 2), d).unwrap();
+                    if i % 150 == 0 {
+                        wal.roll().unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let stats = wal.stats();
+    wal.close().unwrap();
+    let (edits, report) = replay(dir.path());
+    assert!(report.dropped.is_empty());
+    assert_eq!(edits.len() as u64, stats.appends);
+    assert_eq!(stats.appends + stats.skipped_appends, 1600);
+    for t in 0..4u64 {
+        let region = format!("m{t}").into_bytes();
+        let seqs: Vec<u64> = edits
+            .iter()
+            .filter(|e| e.region == region)
+            .map(|e| e.sequence_id)
+            .collect();
+        let expected: Vec<u64> = (1..=400u64).filter(|i| (i + t) % 4 != 0).collect();
+        assert_eq!(seqs, expected);
+    }
+}
