@@ -465,6 +465,7 @@ impl Region {
             heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
+        let mut last_row: Option<Vec<u8>> = None;
         for i in order {
             let g = gets[i].take().expect("each get once");
             let row = g.row.clone();
@@ -472,7 +473,14 @@ impl Region {
             let matcher = self.matcher_for(&scan, rp)?;
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
-            heap.reseek(&cairn_hfile::cell::first_on_row(&row)?)?;
+            let key = cairn_hfile::cell::first_on_row(&row)?;
+            if last_row.as_deref() == Some(row.as_slice()) {
+                // The same row asked twice: the heap is already past it.
+                heap.seek(&key)?;
+            } else {
+                heap.reseek(&key)?;
+            }
+            last_row = Some(row.clone());
             let mut one = RegionScanner::new(ScannerParts {
                 heap,
                 matcher,

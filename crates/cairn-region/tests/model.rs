@@ -1,0 +1,303 @@
+//! Model-based test: random puts, the four kinds of delete, gets and scans (forward and
+//! reversed, with versions), interleaved with flushes, minor and major compactions, clean
+//! restarts and crashes (WAL replay), checked against a plain in-memory reference of HBase's
+//! semantics.
+//!
+//! Every put gets a fresh timestamp, so the reference never meets HBase's documented
+//! exceptions (a delete marker masking a later put at the same timestamp until a major
+//! compaction; versions above VERSIONS resurfacing after a delete before a compaction).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cairn_region::{
+    ColumnFamilyDescriptor, Delete, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor,
+    TableName,
+};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put {
+        row: u8,
+        q: u8,
+    },
+    DeleteVersion {
+        row: u8,
+        q: u8,
+        pick: u8,
+    },
+    DeleteColumn {
+        row: u8,
+        q: u8,
+    },
+    DeleteFamily {
+        row: u8,
+    },
+    DeleteFamilyVersion {
+        row: u8,
+        pick: u8,
+    },
+    DeleteRow {
+        row: u8,
+    },
+    Get {
+        row: u8,
+        versions: u32,
+    },
+    Scan {
+        start: u8,
+        stop: u8,
+        reversed: bool,
+        versions: u32,
+    },
+    MultiGet {
+        rows: Vec<u8>,
+    },
+    Flush,
+    Compact {
+        major: bool,
+    },
+    Restart {
+        crash: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let row = 0u8..6;
+    let q = 0u8..3;
+    prop_oneof![
+        8 => (row.clone(), q.clone()).prop_map(|(row, q)| Op::Put { row, q }),
+        2 => (row.clone(), q.clone(), any::<u8>()).prop_map(|(row, q, pick)| Op::DeleteVersion { row, q, pick }),
+        1 => (row.clone(), q.clone()).prop_map(|(row, q)| Op::DeleteColumn { row, q }),
+        1 => row.clone().prop_map(|row| Op::DeleteFamily { row }),
+        1 => (row.clone(), any::<u8>()).prop_map(|(row, pick)| Op::DeleteFamilyVersion { row, pick }),
+        1 => row.clone().prop_map(|row| Op::DeleteRow { row }),
+        3 => (row.clone(), 1u32..4).prop_map(|(row, versions)| Op::Get { row, versions }),
+        2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, reversed, versions }),
+        1 => proptest::collection::vec(0u8..7, 1..5).prop_map(|rows| Op::MultiGet { rows }),
+        1 => Just(Op::Flush),
+        1 => any::<bool>().prop_map(|major| Op::Compact { major }),
+        1 => any::<bool>().prop_map(|crash| Op::Restart { crash }),
+    ]
+}
+
+#[derive(Default)]
+struct Model {
+    /// (row, q) -> versions as (ts, value)
+    puts: BTreeMap<(u8, u8), Vec<(i64, String)>>,
+    /// (row, q or None for family markers, ts, exact?)
+    markers: Vec<(u8, Option<u8>, i64, bool)>,
+}
+
+impl Model {
+    fn masked(&self, row: u8, q: u8, ts: i64) -> bool {
+        self.markers.iter().any(|&(r, mq, m, exact)| {
+            r == row && mq.is_none_or(|x| x == q) && if exact { m == ts } else { ts <= m }
+        })
+    }
+
+    fn row(&self, row: u8, versions: u32) -> Vec<(u8, i64, String)> {
+        let mut out = Vec::new();
+        for q in 0..3u8 {
+            let Some(v) = self.puts.get(&(row, q)) else {
+                continue;
+            };
+            let mut v: Vec<_> = v
+                .iter()
+                .filter(|(ts, _)| !self.masked(row, q, *ts))
+                .cloned()
+                .collect();
+            v.sort_by(|a, b| b.0.cmp(&a.0));
+            out.extend(
+                v.into_iter()
+                    .take(versions as usize)
+                    .map(|(ts, val)| (q, ts, val)),
+            );
+        }
+        out
+    }
+}
+
+fn row_key(r: u8) -> String {
+    format!("row{r}")
+}
+
+fn cells(r: &[cairn_hfile::KeyValue]) -> Vec<(u8, i64, String)> {
+    r.iter()
+        .map(|c| {
+            let c = c.as_cell();
+            let q = c.qualifier()[1] - b'0';
+            (
+                q,
+                c.timestamp(),
+                String::from_utf8_lossy(c.value).into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn open(dir: &std::path::Path) -> Arc<RegionServer> {
+    let mut c = ServerConfig::new(dir);
+    c.background = false;
+    RegionServer::open(c).unwrap()
+}
+
+fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TableName::parse("model").unwrap();
+    let mut s = open(dir.path());
+    let split_keys: Vec<Vec<u8>> = if splits {
+        vec![b"row2".to_vec(), b"row4".to_vec()]
+    } else {
+        vec![]
+    };
+    s.create_table(
+        TableDescriptor::new(t.clone())
+            .with_family(ColumnFamilyDescriptor::new("f").max_versions(100)),
+        &split_keys,
+    )
+    .unwrap();
+    let mut m = Model::default();
+    let mut clock = 1000i64;
+    for (step, op) in ops.into_iter().enumerate() {
+        clock += 1;
+        let ctx = format!("step {step}: {op:?}");
+        match op {
+            Op::Put { row, q } => {
+                let v = format!("v{clock}");
+                s.put(
+                    &t,
+                    &Put::new(row_key(row)).add_at("f", format!("q{q}"), clock, &v),
+                )
+                .unwrap();
+                m.puts.entry((row, q)).or_default().push((clock, v));
+            }
+            Op::DeleteVersion { row, q, pick } => {
+                let Some(v) = m.puts.get(&(row, q)).filter(|v| !v.is_empty()) else {
+                    continue;
+                };
+                let ts = v[pick as usize % v.len()].0;
+                s.delete(
+                    &t,
+                    &Delete::new(row_key(row)).column_at("f", format!("q{q}"), ts),
+                )
+                .unwrap();
+                m.markers.push((row, Some(q), ts, true));
+            }
+            Op::DeleteColumn { row, q } => {
+                s.delete(
+                    &t,
+                    &Delete::with_timestamp(row_key(row), clock).columns("f", format!("q{q}")),
+                )
+                .unwrap();
+                m.markers.push((row, Some(q), clock, false));
+            }
+            Op::DeleteFamily { row } => {
+                s.delete(&t, &Delete::with_timestamp(row_key(row), clock).family("f"))
+                    .unwrap();
+                m.markers.push((row, None, clock, false));
+            }
+            Op::DeleteFamilyVersion { row, pick } => {
+                let all: Vec<i64> = (0..3)
+                    .flat_map(|q| m.puts.get(&(row, q)).into_iter().flatten().map(|p| p.0))
+                    .collect();
+                if all.is_empty() {
+                    continue;
+                }
+                let ts = all[pick as usize % all.len()];
+                s.delete(&t, &Delete::new(row_key(row)).family_version("f", ts))
+                    .unwrap();
+                m.markers.push((row, None, ts, true));
+            }
+            Op::DeleteRow { row } => {
+                s.delete(&t, &Delete::with_timestamp(row_key(row), clock))
+                    .unwrap();
+                m.markers.push((row, None, clock, false));
+            }
+            Op::Get { row, versions } => {
+                let got = s
+                    .get(&t, Get::new(row_key(row)).versions(versions))
+                    .unwrap();
+                prop_assert_eq!(cells(&got), m.row(row, versions), "{}", ctx);
+            }
+            Op::Scan {
+                start,
+                stop,
+                reversed,
+                versions,
+            } => {
+                let mut scan = Scan::new().versions(versions).reversed(reversed);
+                scan.start_row = if start == 6 {
+                    vec![]
+                } else {
+                    row_key(start).into_bytes()
+                };
+                scan.stop_row = if stop == 6 {
+                    vec![]
+                } else {
+                    row_key(stop).into_bytes()
+                };
+                let got: Vec<(String, Vec<(u8, i64, String)>)> = s
+                    .scanner(&t, scan)
+                    .unwrap()
+                    .map(|r| {
+                        let r = r.unwrap();
+                        (
+                            String::from_utf8_lossy(r[0].as_cell().row()).into_owned(),
+                            cells(&r),
+                        )
+                    })
+                    .collect();
+                let mut want: Vec<(String, Vec<(u8, i64, String)>)> = (0..6u8)
+                    .filter(|&r| {
+                        if reversed {
+                            (start == 6 || r <= start) && (stop == 6 || r > stop)
+                        } else {
+                            (start == 6 || r >= start) && (stop == 6 || r < stop)
+                        }
+                    })
+                    .map(|r| (row_key(r), m.row(r, versions)))
+                    .filter(|(_, c)| !c.is_empty())
+                    .collect();
+                if reversed {
+                    want.reverse();
+                }
+                prop_assert_eq!(got, want, "{}", ctx);
+            }
+            Op::MultiGet { rows } => {
+                let gets = rows
+                    .iter()
+                    .map(|&r| Get::new(row_key(r)).versions(2))
+                    .collect();
+                let got: Vec<_> = s
+                    .get_many(&t, gets)
+                    .unwrap()
+                    .iter()
+                    .map(|r| cells(r))
+                    .collect();
+                let want: Vec<_> = rows.iter().map(|&r| m.row(r, 2)).collect();
+                prop_assert_eq!(got, want, "{}", ctx);
+            }
+            Op::Flush => s.flush_table(&t).unwrap(),
+            Op::Compact { major } => s.compact_table(&t, major).unwrap(),
+            Op::Restart { crash } => {
+                if !crash {
+                    s.close().unwrap();
+                }
+                drop(s);
+                s = open(dir.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: std::env::var("CAIRN_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn region_server_matches_the_reference(ops in proptest::collection::vec(op(), 1..80), splits in any::<bool>()) {
+        run(ops, splits)?;
+    }
+}
