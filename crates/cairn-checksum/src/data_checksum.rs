@@ -107,8 +107,12 @@ impl DataChecksum {
         let bpc = self.bytes_per_checksum as usize;
         match self.checksum_type {
             ChecksumType::Null => {}
-            ChecksumType::Crc32 => (self.engine.crc32_chunks)(data, bpc, sums),
-            ChecksumType::Crc32C => (self.engine.crc32c_chunks)(data, bpc, sums),
+            ChecksumType::Crc32 => {
+                crate::accounting::timed(data.len(), || (self.engine.crc32_chunks)(data, bpc, sums))
+            }
+            ChecksumType::Crc32C => crate::accounting::timed(data.len(), || {
+                (self.engine.crc32c_chunks)(data, bpc, sums)
+            }),
         }
         Ok(())
     }

@@ -13,6 +13,7 @@
 //! belong to their crates) or what to do about a mismatch (re-reading a replica, counting
 //! failures): callers decide, this crate only reports precisely.
 
+pub mod accounting;
 mod checksum_type;
 mod data_checksum;
 mod error;

@@ -6,6 +6,7 @@
 //! Exit codes: 0 success, 1 corruption found or an operation failed, 2 bad usage.
 
 mod checksum;
+mod compact;
 mod hfile;
 mod progress;
 
@@ -29,6 +30,8 @@ enum Command {
     /// Inspect and verify HFiles (HBase's `hbase hfile`): -v verify, -k key order, -m meta,
     /// -p print cells, -s stats, -b block headers.
     Hfile(hfile::HFileArgs),
+    /// Offline compaction of a table, region or family directory (HBase's CompactionTool).
+    Compact(compact::CompactArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Checksum(c) => checksum::run(c),
         Command::Hfile(a) => hfile::run(a),
+        Command::Compact(a) => compact::run(a),
     };
     match result {
         Ok(code) => code,

@@ -24,6 +24,7 @@ pub mod memstore;
 pub mod metrics;
 pub mod mutation;
 pub mod mvcc;
+pub mod offline;
 pub mod region;
 pub mod scanner;
 pub mod server;
