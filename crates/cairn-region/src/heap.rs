@@ -145,6 +145,8 @@ impl KeyValueHeap {
         self.current.and_then(|i| self.scanners[i].peek())
     }
 
+    // Not an `Iterator`: it fails with I/O errors and its cells borrow from the heap.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<()> {
         if let Some(i) = self.current {
             self.scanners[i].next()?;

@@ -8,12 +8,15 @@ use cairn_wal::Durability;
 
 use crate::matcher::TimeRange;
 
+/// One column of a put: family, qualifier, timestamp (`LATEST_TIMESTAMP` = the server's
+/// clock), value.
+pub type PutColumn = (Vec<u8>, Vec<u8>, i64, Vec<u8>);
+
 /// Writes to one row; all its cells become visible together.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Put {
     pub row: Vec<u8>,
-    /// Cells: family, qualifier, timestamp (`LATEST_TIMESTAMP` = the server's clock), value.
-    pub cells: Vec<(Vec<u8>, Vec<u8>, i64, Vec<u8>)>,
+    pub cells: Vec<PutColumn>,
     /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
     ts: i64,

@@ -72,7 +72,7 @@ pub struct Region {
     row_locks: Vec<RwLock<()>>,
     flush_lock: Mutex<()>,
     read_points: Arc<ReadPoints>,
-    pub metrics: RegionMetrics,
+    pub metrics: Arc<RegionMetrics>,
     config: RegionConfig,
     closed: AtomicBool,
     last_flush_ms: AtomicU64,
@@ -139,7 +139,7 @@ impl Region {
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| RwLock::new(())).collect(),
             flush_lock: Mutex::new(()),
             read_points: Arc::default(),
-            metrics: RegionMetrics::default(),
+            metrics: Arc::default(),
             config,
             closed: AtomicBool::new(false),
             last_flush_ms: AtomicU64::new(now_ms() as u64),
@@ -492,6 +492,7 @@ impl Region {
                 limit: 0,
                 single_row: true,
                 guard: self.read_points.register(rp),
+                metrics: Some(self.metrics.clone()),
             });
             one.mark_started();
             results[i] = one.next_row()?.unwrap_or_default();
@@ -531,8 +532,11 @@ impl Region {
     }
 
     /// A scanner over a consistent snapshot: the read point is fixed now.
-    pub fn scanner(&self, scan: Scan) -> Result<RegionScanner> {
+    pub fn scanner(&self, mut scan: Scan) -> Result<RegionScanner> {
         self.check_open()?;
+        if let Some(f) = scan.filter.as_deref_mut() {
+            f.set_reversed(scan.reversed);
+        }
         let rp = self.mvcc.read_point();
         let guard = self.read_points.register(rp);
         let matcher = self.matcher_for(&scan, rp)?;
@@ -579,6 +583,7 @@ impl Region {
             limit: scan.limit,
             single_row: scan.single_row,
             guard,
+            metrics: Some(self.metrics.clone()),
         }))
     }
 
@@ -625,7 +630,8 @@ impl Region {
         };
         for (store, seg) in &snapshots {
             let cells = seg.len() as u64;
-            if let Some(bytes) = store.flush_snapshot(seg, seq)? {
+            let smallest = self.read_points.smallest(self.mvcc.read_point());
+            if let Some(bytes) = store.flush_snapshot(seg, seq, smallest)? {
                 outcome.files += 1;
                 outcome.bytes += bytes;
             }

@@ -73,8 +73,7 @@ pub struct RegionScanner {
     started: bool,
     /// Reversed scans: the next row is the last one before this key.
     reverse_cursor: Option<Vec<u8>>,
-    /// Cells examined (for read metrics and filtered-read accounting).
-    pub(crate) rows_filtered: u64,
+    metrics: Option<Arc<crate::metrics::RegionMetrics>>,
     _guard: ReadPointGuard,
 }
 
@@ -89,6 +88,7 @@ pub(crate) struct ScannerParts {
     pub limit: usize,
     pub single_row: bool,
     pub guard: ReadPointGuard,
+    pub metrics: Option<Arc<crate::metrics::RegionMetrics>>,
 }
 
 impl RegionScanner {
@@ -108,7 +108,7 @@ impl RegionScanner {
             done: false,
             started: false,
             reverse_cursor: None,
-            rows_filtered: 0,
+            metrics: p.metrics,
             _guard: p.guard,
         }
     }
@@ -154,7 +154,10 @@ impl RegionScanner {
                 self.done = true;
             }
             if cells.is_empty() {
-                self.rows_filtered += 1;
+                if let Some(m) = &self.metrics {
+                    m.filtered_read_request_count
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 continue;
             }
             self.rows += 1;

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub region: RegionConfig,
     /// Run flushes and compactions on background threads (off: only when asked).
     pub background: bool,
+    /// `hbase.regionserver.maxlogs` (32): past this many closed WAL segments, the regions
+    /// holding the oldest one are flushed so it can be dropped.
+    pub max_wal_segments: usize,
 }
 
 impl ServerConfig {
@@ -44,6 +47,7 @@ impl ServerConfig {
             block_cache: None,
             region: RegionConfig::default(),
             background: true,
+            max_wal_segments: 32,
         }
     }
 }
@@ -141,7 +145,9 @@ impl RegionServer {
         let wal_dir = layout::wal_dir(&root);
         // Open regions with a placeholder-free path: create the WAL after loading regions
         // so replay can route edits; regions get the WAL handle through `attach`.
-        let mut by_name: HashMap<Vec<u8>, (Arc<Region>, BTreeMap<Vec<u8>, u64>)> = HashMap::new();
+        // Encoded region name -> the region and its per-family flushed sequence ids.
+        type Recovering = (Arc<Region>, BTreeMap<Vec<u8>, u64>);
+        let mut by_name: HashMap<Vec<u8>, Recovering> = HashMap::new();
         let mut staged = Vec::new();
         for (desc, tdir, rdirs) in pending {
             let mut regions = Vec::new();
@@ -545,6 +551,27 @@ impl RegionServer {
 
     fn background_tick(&self) {
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        // `hbase.regionserver.maxlogs`: too many WAL segments means some region holds old
+        // edits in its memstore; flush the regions the oldest segment still needs.
+        let segments = self.wal.segments();
+        let closed: Vec<_> = segments.iter().filter(|s| !s.active).collect();
+        if closed.len() > self.config.max_wal_segments {
+            if let Some(oldest) = closed.iter().min_by_key(|s| s.id) {
+                for t in &tables {
+                    for r in &t.regions {
+                        if oldest
+                            .max_sequence_id
+                            .contains_key(r.info.encoded_name.as_bytes())
+                            && !r.flush_queued.swap(true, Ordering::AcqRel)
+                        {
+                            if let Some(tx) = &self.flush_tx {
+                                let _ = tx.send(Work::Flush(r.clone()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
         for t in tables {
             for r in &t.regions {
                 if r.is_closed() {
@@ -590,7 +617,7 @@ fn spawn_worker(
             match work {
                 Work::Stop => return,
                 Work::Flush(r) => {
-                    if r.needs_flush() && !r.is_closed() {
+                    if r.memstore_size() > 0 && !r.is_closed() {
                         if let Err(e) = r.flush() {
                             eprintln!("cairn: flush of {} failed: {e}", r.info.region_name());
                         }

@@ -181,54 +181,40 @@ impl Store {
     }
 
     /// Writes the snapshot to a new store file tagged with the region's flush sequence id.
-    pub fn flush_snapshot(&self, snap: &Arc<Segment>, flush_seq: u64) -> Result<Option<u64>> {
+    /// Like HBase's flush, the cells pass the minor-compaction matcher on the way: versions
+    /// beyond VERSIONS, expired cells and puts masked by a marker in the snapshot are
+    /// dropped (markers stay), except what a reader at `smallest_read_point` may still see.
+    pub fn flush_snapshot(
+        &self,
+        snap: &Arc<Segment>,
+        flush_seq: u64,
+        smallest_read_point: u64,
+    ) -> Result<Option<u64>> {
         let include_tags = snap.iter().any(|c| !c.0.as_cell().tags.is_empty());
-        let (path, written) = self.write_file(
-            snap.iter().map(|c| c.0),
+        let heap = KeyValueHeap::new(vec![Box::new(SegmentScanner::new(snap.clone(), u64::MAX))]);
+        let mut outcome = CompactionOutcome::default();
+        let (path, written) = self.write_through_matcher(
+            heap,
+            MatchMode::MinorCompaction,
+            smallest_read_point,
             include_tags,
             flush_seq.max(snap.max_sequence_id()),
-            false,
             &[],
             Throttle::default(),
+            &mut outcome,
         )?;
         let file = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
         let mut s = self.state.write();
         let mut files = (*s.files).clone();
-        files.push(file);
+        if file.reader.entry_count() > 0 {
+            files.push(file);
+        } else {
+            let _ = fs::remove_file(&path);
+        }
         sort_files(&mut files);
         s.files = Arc::new(files);
         s.snapshot = None;
         Ok(Some(written))
-    }
-
-    /// Writes cells to `<region>/.tmp/<family>/<name>`, then renames it into the family.
-    fn write_file(
-        &self,
-        cells: impl Iterator<Item = Arc<KeyValue>>,
-        include_tags: bool,
-        max_seq: u64,
-        major: bool,
-        replaced: &[String],
-        throttle: Throttle,
-    ) -> Result<(PathBuf, u64)> {
-        fs::create_dir_all(&self.tmp_dir).map_err(|e| RegionError::io(&self.tmp_dir, e))?;
-        let name = unique_file_name();
-        let tmp = self.tmp_dir.join(&name);
-        let out = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
-        let mut w = HFileWriter::new(
-            std::io::BufWriter::with_capacity(1 << 20, out),
-            tmp.display().to_string(),
-            writer_options(&self.family, include_tags),
-        )?;
-        let started = Instant::now();
-        let mut bytes = 0u64;
-        for c in cells {
-            let cell = c.as_cell();
-            bytes += cell.serialized_len() as u64;
-            w.append(&cell)?;
-            throttle_wait(throttle, bytes, started);
-        }
-        self.finish_file(w, &tmp, &name, max_seq, major, replaced)
     }
 
     fn finish_file(
@@ -347,7 +333,6 @@ impl Store {
         throttle: Throttle,
         outcome: &mut CompactionOutcome,
     ) -> Result<()> {
-        let now = now_ms();
         let scanners: Vec<Box<dyn CellScanner>> = selection
             .iter()
             .rev()
@@ -359,13 +344,66 @@ impl Store {
             .map(|f| f.max_sequence_id)
             .max()
             .unwrap_or(0);
-        let mut heap = KeyValueHeap::new(scanners);
-        heap.seek(&first_on_row(&[])?)?;
         let mode = if all_files {
             MatchMode::MajorCompaction
         } else {
             MatchMode::MinorCompaction
         };
+        let replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        let (path, written) = self.write_through_matcher(
+            KeyValueHeap::new(scanners),
+            mode,
+            smallest_read_point,
+            include_tags,
+            max_seq,
+            &replaced,
+            throttle,
+            outcome,
+        )?;
+        let output = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
+        let keep_output = output.reader.entry_count() > 0;
+        outcome.files_out = keep_output as usize;
+        outcome.bytes_out = if keep_output { written } else { 0 };
+        {
+            let mut s = self.state.write();
+            let mut files: Vec<_> = s
+                .files
+                .iter()
+                .filter(|f| !selection.iter().any(|x| Arc::ptr_eq(x, f)))
+                .cloned()
+                .collect();
+            if keep_output {
+                files.push(output);
+            }
+            sort_files(&mut files);
+            s.files = Arc::new(files);
+        }
+        if !keep_output {
+            let _ = fs::remove_file(&path);
+        }
+        // Readers that still hold the old files keep them open; the names go now.
+        for f in selection {
+            let _ = fs::remove_file(&f.path);
+            f.evict_cached_blocks();
+        }
+        sync_dir(&self.dir);
+        Ok(())
+    }
+
+    /// Runs cells from `heap` through a compaction matcher into a new file in `.tmp`, then
+    /// renames it into the family directory. Removes the temporary file on failure.
+    #[allow(clippy::too_many_arguments)]
+    fn write_through_matcher(
+        &self,
+        mut heap: KeyValueHeap,
+        mode: MatchMode,
+        smallest_read_point: u64,
+        include_tags: bool,
+        max_seq: u64,
+        replaced: &[String],
+        throttle: Throttle,
+        outcome: &mut CompactionOutcome,
+    ) -> Result<(PathBuf, u64)> {
         let mut matcher = Matcher::new(
             mode,
             &[(&self.family, None)],
@@ -373,7 +411,7 @@ impl Store {
             self.family.max_versions,
             false,
             smallest_read_point,
-            now,
+            now_ms(),
         );
         fs::create_dir_all(&self.tmp_dir).map_err(|e| RegionError::io(&self.tmp_dir, e))?;
         let name = unique_file_name();
@@ -386,9 +424,10 @@ impl Store {
         )?;
         let started = Instant::now();
         let mut bytes = 0u64;
-        let mut row: Vec<u8> = Vec::new();
-        let mut first = true;
         let result = (|| -> Result<()> {
+            heap.seek(&first_on_row(&[])?)?;
+            let mut row: Vec<u8> = Vec::new();
+            let mut first = true;
             while let Some(c) = heap.peek() {
                 if first || c.row() != row.as_slice() {
                     first = false;
@@ -397,8 +436,7 @@ impl Store {
                     matcher.start_row();
                 }
                 outcome.cells_in += 1;
-                let code = matcher.match_cell(&c, None);
-                match code {
+                match matcher.match_cell(&c, None) {
                     MatchCode::Include => {
                         append(&mut w, &c, &mut bytes, outcome)?;
                         heap.next()?;
@@ -434,43 +472,17 @@ impl Store {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
-        let replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
-        let (path, written) = match self.finish_file(w, &tmp, &name, max_seq, all_files, &replaced)
-        {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
-        let output = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
-        let keep_output = output.reader.entry_count() > 0;
-        outcome.files_out = keep_output as usize;
-        outcome.bytes_out = if keep_output { written } else { 0 };
-        {
-            let mut s = self.state.write();
-            let mut files: Vec<_> = s
-                .files
-                .iter()
-                .filter(|f| !selection.iter().any(|x| Arc::ptr_eq(x, f)))
-                .cloned()
-                .collect();
-            if keep_output {
-                files.push(output);
-            }
-            sort_files(&mut files);
-            s.files = Arc::new(files);
-        }
-        if !keep_output {
-            let _ = fs::remove_file(&path);
-        }
-        // Readers that still hold the old files keep them open; the names go now.
-        for f in selection {
-            let _ = fs::remove_file(&f.path);
-            f.evict_cached_blocks();
-        }
-        sync_dir(&self.dir);
-        Ok(())
+        self.finish_file(
+            w,
+            &tmp,
+            &name,
+            max_seq,
+            mode == MatchMode::MajorCompaction,
+            replaced,
+        )
+        .inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
     }
 }
 

@@ -108,7 +108,7 @@ impl Model {
                 .filter(|(ts, _)| !self.masked(row, q, *ts))
                 .cloned()
                 .collect();
-            v.sort_by(|a, b| b.0.cmp(&a.0));
+            v.sort_by_key(|p| std::cmp::Reverse(p.0));
             out.extend(
                 v.into_iter()
                     .take(versions as usize)
@@ -118,6 +118,9 @@ impl Model {
         out
     }
 }
+
+/// A row and its cells as (qualifier index, timestamp, value).
+type RowCells = (String, Vec<(u8, i64, String)>);
 
 fn row_key(r: u8) -> String {
     format!("row{r}")
@@ -238,7 +241,7 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
                 } else {
                     row_key(stop).into_bytes()
                 };
-                let got: Vec<(String, Vec<(u8, i64, String)>)> = s
+                let got: Vec<RowCells> = s
                     .scanner(&t, scan)
                     .unwrap()
                     .map(|r| {
@@ -249,7 +252,7 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
                         )
                     })
                     .collect();
-                let mut want: Vec<(String, Vec<(u8, i64, String)>)> = (0..6u8)
+                let mut want: Vec<RowCells> = (0..6u8)
                     .filter(|&r| {
                         if reversed {
                             (start == 6 || r <= start) && (stop == 6 || r > stop)

@@ -10,9 +10,12 @@ use cairn_region::{
     TableDescriptor, TableName, TimeRange,
 };
 
+/// With a block cache, so every read below also goes through it (the model test runs
+/// without one).
 fn server(dir: &std::path::Path) -> Arc<RegionServer> {
     let mut c = ServerConfig::new(dir);
     c.background = false;
+    c.block_cache = Some(cairn_blockcache::BlockCacheConfig::default());
     RegionServer::open(c).unwrap()
 }
 
