@@ -68,8 +68,16 @@ pub fn apply_filter(filter: &mut dyn Filter, cells: &[KeyValue], max_versions: u
             out.rows.push(results);
         }
         start = end;
-        if done_scan || filter.filter_all_remaining() {
-            out.stopped_early = start < cells.len() || done_scan;
+        // RegionScannerImpl.nextRaw resets the filter after every row and only then asks
+        // whether it is done, so a filter whose reset clears its "done" state
+        // (ColumnCountGetFilter) goes on to the next row.
+        if done_scan {
+            out.stopped_early = true;
+            break;
+        }
+        filter.reset();
+        if filter.filter_all_remaining() {
+            out.stopped_early = start < cells.len();
             break;
         }
     }

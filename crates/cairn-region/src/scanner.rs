@@ -286,11 +286,13 @@ impl RegionScanner {
             if !out.is_empty() {
                 out = out.into_iter().map(|c| f.transform_cell(c)).collect();
             }
+            // FilterWrapper: filterRowCells sees even an empty row; filterRow is asked only
+            // about a row that still has cells (PageFilter counts rows there).
             if f.has_filter_row() {
                 f.filter_row_cells(&mut out);
-                if f.filter_row() {
-                    out.clear();
-                }
+            }
+            if !out.is_empty() && f.filter_row() {
+                out.clear();
             }
         }
         if !self.reversed && !self.done {

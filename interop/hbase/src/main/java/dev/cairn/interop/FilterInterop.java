@@ -178,8 +178,14 @@ public final class FilterInterop {
         }
       }
       start = end;
-      if (doneScan || f.filterAllRemaining()) {
-        stopped = start < cells.size() || doneScan;
+      // RegionScannerImpl.nextRaw: resetFilters() after each row, then isFilterDone().
+      if (doneScan) {
+        stopped = true;
+        break;
+      }
+      f.reset();
+      if (f.filterAllRemaining()) {
+        stopped = start < cells.size();
         break;
       }
     }
