@@ -8,6 +8,7 @@
 //! [`Matcher::next_family_key`].
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use cairn_filter::{Filter, ReturnCode};
 use cairn_hfile::cell::{make_key, CellType};
@@ -93,7 +94,7 @@ struct FamilyRules {
 /// The state of one scan or compaction's matcher.
 pub struct Matcher {
     mode: MatchMode,
-    families: BTreeMap<Vec<u8>, FamilyRules>,
+    families: BTreeMap<Vec<u8>, Arc<FamilyRules>>,
     time_range: TimeRange,
     /// `Scan.maxVersions` (the client's; 1 by default).
     scan_max_versions: u32,
@@ -103,7 +104,7 @@ pub struct Matcher {
     read_point: u64,
     // Per family and row.
     family: Vec<u8>,
-    rules: Option<FamilyRules>,
+    rules: Option<Arc<FamilyRules>>,
     family_stamp: Option<i64>,
     family_versions: HashSet<i64>,
     delete_cell: Option<(Vec<u8>, i64, u8)>,
@@ -145,12 +146,12 @@ impl Matcher {
                 }
                 (
                     f.name.clone(),
-                    FamilyRules {
+                    Arc::new(FamilyRules {
                         max_versions: f.max_versions,
                         min_versions: f.min_versions,
                         oldest_unexpired,
                         columns,
-                    },
+                    }),
                 )
             })
             .collect();
