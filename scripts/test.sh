@@ -46,6 +46,7 @@ CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-blockcache --bench cache_hit -
 CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blockcache --bench cached_gets
 CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench --locked -p cairn-hfile --bench hfile_vs_hbase
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-wal --bench wal_append
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-cli --bench compaction_vs_hbase
 
 step "fuzzing (nightly toolchain and cargo-fuzz from the registries)"
 rustup toolchain install nightly --profile minimal

@@ -228,6 +228,8 @@ impl Store {
     ) -> Result<(PathBuf, u64)> {
         w.append_file_info(keys::MAX_SEQ_ID_KEY, &(max_seq as i64).to_be_bytes())?;
         w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[major as u8])?;
+        // StoreFileWriter.close: every live (non-historical) store file says so.
+        w.append_file_info(b"HISTORICAL", &[0])?;
         if !replaced.is_empty() {
             let t = CompactionEventTracker {
                 compacted_store_file: replaced.iter().map(|n| n.as_bytes().to_vec()).collect(),
@@ -338,7 +340,14 @@ impl Store {
             .rev()
             .map(|f| Box::new(StoreFileScanner::new(&f.reader, u64::MAX)) as Box<dyn CellScanner>)
             .collect();
-        let include_tags = selection.iter().any(|f| f.reader.includes_tags());
+        // As HBase's compactor: a tags section only if some input cell really has tags.
+        let include_tags = selection.iter().any(|f| {
+            f.reader.includes_tags()
+                && f.reader
+                    .file_info()
+                    .get_i32(keys::MAX_TAGS_LEN)
+                    .is_none_or(|n| n > 0)
+        });
         let max_seq = selection
             .iter()
             .map(|f| f.max_sequence_id)

@@ -1,0 +1,471 @@
+//! One PE client: the per-row loop of HBase's `TestBase.testTimed` and each test's `testRow`,
+//! against the embedded region server.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use cairn_filter::{
+    Comparator, CompareOp, Filter, FilterList, Operator, PageFilter, SingleColumnValueFilter,
+    WhileMatchFilter,
+};
+use cairn_hfile::KeyValue;
+use cairn_region::{
+    Durability, Get, Increment, Put, RegionError, RegionServer, Scan, TableName, TableScanner,
+};
+use hdrhistogram::Histogram;
+use indicatif::ProgressBar;
+
+use super::{format_row, FilterAllFilter, PeCommand, Settings};
+
+/// How long a write waits out `RegionTooBusy` (the memstore over its blocking limit while a
+/// flush runs) before giving up, as HBase's client retries do.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What one client did.
+pub struct ClientResult {
+    pub index: usize,
+    /// First row of the client's range (PE's `startRow`).
+    pub offset: u64,
+    /// Rows the client stepped over (PE's `perClientRunRows`).
+    pub rows: u64,
+    /// `testRow` calls made (fewer than `rows` with `--sampleRate` < 1).
+    pub ops: u64,
+    pub elapsed: Duration,
+    /// Per-request latency in microseconds (one entry per batch with `--multiGet` /
+    /// `--multiPut`).
+    pub latency: Histogram<u64>,
+    /// Rows read back (gets that found the row, rows scans returned).
+    pub rows_returned: u64,
+    /// Reads that came back empty.
+    pub misses: u64,
+    /// Waits on `RegionTooBusy`.
+    pub busy_waits: u64,
+    /// Check-and-put calls that did not apply; append retries.
+    pub cas_failures: u64,
+}
+
+/// Shared by every client of a run.
+pub struct Shared<'a> {
+    pub server: &'a Arc<RegionServer>,
+    pub table: &'a TableName,
+    pub settings: &'a Settings,
+    pub abort: &'a AtomicBool,
+    pub bar: &'a ProgressBar,
+}
+
+/// PE's `Random.nextInt`: SplitMix64, seeded per client.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        // PE: `random.nextInt(Integer.MAX_VALUE) % totalRows`.
+        (self.next_u64() % i32::MAX as u64) % n
+    }
+}
+
+/// PE's `generateData`: runs of eight equal random capital letters, the tail one letter.
+pub fn generate_data(rng: &mut Rng, len: usize) -> Vec<u8> {
+    let mut b = vec![0u8; len];
+    let mut i = 0;
+    while i + 8 < len {
+        let c = b'A' + (rng.below(26) as u8);
+        b[i..i + 8].fill(c);
+        i += 8;
+    }
+    let c = b'A' + (rng.below(26) as u8);
+    b[i..].fill(c);
+    b
+}
+
+/// Runs `f` again while the region is too busy for writes.
+fn busy_retry<T>(waits: &mut u64, mut f: impl FnMut() -> cairn_region::Result<T>) -> Result<T> {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match f() {
+            Err(RegionError::RegionTooBusy { .. }) if started.elapsed() < BUSY_TIMEOUT => {
+                *waits += 1;
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return other.map_err(anyhow::Error::from),
+        }
+    }
+}
+
+struct Client<'a> {
+    sh: &'a Shared<'a>,
+    rng: Rng,
+    families: Vec<Vec<u8>>,
+    qualifiers: Vec<Vec<u8>>,
+    /// The CAS tests' qualifier: the test's class name, as PE's `CASTableTest`.
+    cas_qualifier: Vec<u8>,
+    durability: Durability,
+    gets: Vec<Get>,
+    puts: Vec<Put>,
+    scanner: Option<TableScanner>,
+    result: ClientResult,
+}
+
+/// Runs client `index` to the end of its range (or until another client failed).
+pub fn run(sh: &Shared<'_>, index: usize, seed: u64) -> Result<ClientResult> {
+    let s = sh.settings;
+    let (first, last) = if s.command.is_cas() {
+        // CASTableTest: every client works the same rows, so operations overlap.
+        (0, s.rows)
+    } else {
+        let first = s.start_row + index as u64 * s.rows;
+        (first, first + s.rows)
+    };
+    let mut c = Client {
+        sh,
+        rng: Rng::new(seed),
+        families: (0..s.families)
+            .map(|f| format!("{}{f}", super::FAMILY_NAME_BASE).into_bytes())
+            .collect(),
+        qualifiers: (0..s.columns).map(|c| c.to_string().into_bytes()).collect(),
+        cas_qualifier: s.command.class_name().as_bytes().to_vec(),
+        durability: if s.write_to_wal {
+            Durability::SyncWal
+        } else {
+            Durability::SkipWal
+        },
+        gets: Vec::new(),
+        puts: Vec::new(),
+        scanner: None,
+        result: ClientResult {
+            index,
+            offset: first,
+            rows: s.rows,
+            ops: 0,
+            elapsed: Duration::ZERO,
+            latency: Histogram::new(3).expect("3 significant digits is valid"),
+            rows_returned: 0,
+            misses: 0,
+            busy_waits: 0,
+            cas_failures: 0,
+        },
+    };
+    // PE: `everyN = (int) (totalRows / (totalRows * sampleRate))`.
+    let every_n = ((1.0 / s.sample_rate) as u64).max(1);
+    let started = Instant::now();
+    let mut since_tick = 0u64;
+    for i in first..last {
+        if i % every_n != 0 {
+            continue;
+        }
+        let t = Instant::now();
+        let sent = c
+            .test_row(i)
+            .with_context(|| format!("client {index}, row {}", i))?;
+        if sent {
+            let us = t.elapsed().as_micros().max(1) as u64;
+            c.result.latency.saturating_record(us);
+        }
+        c.result.ops += 1;
+        since_tick += 1;
+        if since_tick == 1024 {
+            sh.bar.inc(since_tick);
+            since_tick = 0;
+            if sh.abort.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+    }
+    sh.bar.inc(since_tick);
+    // PE's testTakedown: a partial multi-get batch is still sent (its time counts toward the
+    // client's, not toward the latency histogram).
+    c.flush_batches()?;
+    c.result.elapsed = started.elapsed();
+    Ok(c.result)
+}
+
+impl Client<'_> {
+    fn settings(&self) -> &Settings {
+        self.sh.settings
+    }
+
+    fn random_row(&mut self) -> Vec<u8> {
+        let total = self.settings().total_rows;
+        format_row(self.rng.below(total))
+    }
+
+    fn value_len(&mut self) -> usize {
+        let s = self.settings();
+        if s.value_random {
+            let n = s.value_size as u64;
+            if n == 0 {
+                0
+            } else {
+                self.rng.below(n) as usize
+            }
+        } else {
+            s.value_size
+        }
+    }
+
+    fn add_columns_get(&self, mut g: Get) -> Get {
+        for f in &self.families {
+            for q in &self.qualifiers {
+                g = g.column(f, q);
+            }
+        }
+        if self.settings().filter_all {
+            g = g.filter(Box::new(FilterAllFilter));
+        }
+        g.cache_blocks = self.settings().cache_blocks;
+        g
+    }
+
+    fn add_columns_scan(&self, mut s: Scan) -> Scan {
+        for f in &self.families {
+            for q in &self.qualifiers {
+                s = s.column(f, q);
+            }
+        }
+        s.caching = self.settings().caching;
+        s.cache_blocks = self.settings().cache_blocks;
+        s
+    }
+
+    fn count_read(&mut self, row: &[KeyValue]) {
+        if row.is_empty() {
+            self.result.misses += 1;
+        } else {
+            self.result.rows_returned += 1;
+        }
+    }
+
+    /// One `testRow`: true when a request went out (false while a batch fills).
+    fn test_row(&mut self, i: u64) -> Result<bool> {
+        let sh = self.sh;
+        let (server, table) = (sh.server, sh.table);
+        match self.settings().command {
+            PeCommand::SequentialWrite | PeCommand::RandomWrite => {
+                let row = if self.settings().command == PeCommand::RandomWrite {
+                    self.random_row()
+                } else {
+                    format_row(i)
+                };
+                let mut put = Put::new(&row).durability(self.durability);
+                for fi in 0..self.families.len() {
+                    for qi in 0..self.qualifiers.len() {
+                        let len = self.value_len();
+                        let v = generate_data(&mut self.rng, len);
+                        put = put.add(&self.families[fi], &self.qualifiers[qi], v);
+                    }
+                }
+                let multi = self.settings().multi_put;
+                if multi > 0 {
+                    self.puts.push(put);
+                    if self.puts.len() < multi {
+                        return Ok(false);
+                    }
+                    let puts = std::mem::take(&mut self.puts);
+                    busy_retry(&mut self.result.busy_waits, || {
+                        server.put_many(table, &puts)
+                    })?;
+                } else {
+                    busy_retry(&mut self.result.busy_waits, || server.put(table, &put))?;
+                }
+            }
+            PeCommand::SequentialRead => {
+                let g = self.add_columns_get(Get::new(format_row(i)));
+                let r = server.get(table, g)?;
+                self.count_read(&r);
+            }
+            PeCommand::RandomRead => {
+                let row = self.random_row();
+                let g = self.add_columns_get(Get::new(row));
+                let multi = self.settings().multi_get;
+                if multi > 0 {
+                    self.gets.push(g);
+                    if self.gets.len() < multi {
+                        return Ok(false);
+                    }
+                    let gets = std::mem::take(&mut self.gets);
+                    for r in server.get_many(table, gets)? {
+                        self.count_read(&r);
+                    }
+                } else {
+                    let r = server.get(table, g)?;
+                    self.count_read(&r);
+                }
+            }
+            PeCommand::Scan => {
+                if self.scanner.is_none() {
+                    let mut scan = Scan::new();
+                    scan.start_row = format_row(self.result.offset);
+                    let mut scan = self.add_columns_scan(scan);
+                    if self.settings().filter_all {
+                        scan = scan.filter(Box::new(FilterAllFilter));
+                    }
+                    self.scanner = Some(server.scanner(table, scan)?);
+                }
+                let next = self.scanner.as_mut().expect("opened above").next_row()?;
+                if next.is_some() {
+                    self.result.rows_returned += 1;
+                }
+            }
+            PeCommand::RandomSeekScan => {
+                let mut scan = Scan::new();
+                scan.start_row = self.random_row();
+                let mut scan = self.add_columns_scan(scan);
+                let mut list: Vec<Box<dyn Filter>> = Vec::new();
+                if self.settings().filter_all {
+                    list.push(Box::new(FilterAllFilter));
+                }
+                list.push(Box::new(WhileMatchFilter::new(Box::new(
+                    PageFilter::new(120).expect("positive page size"),
+                ))));
+                scan = scan.filter(Box::new(FilterList::new(Operator::MustPassAll, list)));
+                self.drain(server.scanner(table, scan)?)?;
+            }
+            PeCommand::ScanRange10
+            | PeCommand::ScanRange100
+            | PeCommand::ScanRange1000
+            | PeCommand::ScanRange10000 => {
+                let range = self.settings().command.scan_range();
+                let start = self.rng.below(self.settings().total_rows);
+                let scan = Scan::new().range(format_row(start), format_row(start + range));
+                let mut scan = self.add_columns_scan(scan);
+                if self.settings().filter_all {
+                    scan = scan.filter(Box::new(FilterAllFilter));
+                }
+                self.drain(server.scanner(table, scan)?)?;
+            }
+            PeCommand::FilterScan => {
+                let len = self.value_len();
+                let value = generate_data(&mut self.rng, len);
+                let mut list: Vec<Box<dyn Filter>> = vec![Box::new(
+                    SingleColumnValueFilter::new(
+                        self.families[0].clone(),
+                        self.qualifiers[0].clone(),
+                        CompareOp::Equal,
+                        Comparator::binary(value),
+                    )
+                    .expect("EQUAL is a valid operator"),
+                )];
+                if self.settings().filter_all {
+                    list.push(Box::new(FilterAllFilter));
+                }
+                let mut scan = Scan::new();
+                for q in &self.qualifiers {
+                    scan = scan.column(&self.families[0], q);
+                }
+                scan.caching = self.settings().caching;
+                scan.cache_blocks = self.settings().cache_blocks;
+                let scan = scan.filter(Box::new(FilterList::new(Operator::MustPassAll, list)));
+                self.drain(server.scanner(table, scan)?)?;
+            }
+            PeCommand::Increment => {
+                let mut inc = Increment::new(format_row(i));
+                for f in &self.families {
+                    inc = inc.add(f, &self.cas_qualifier, 1);
+                }
+                busy_retry(&mut self.result.busy_waits, || server.increment(table, &inc))?;
+            }
+            PeCommand::Append => {
+                // cairn-region has no Append: read the value and check-and-put it with the
+                // row key appended, again if another client got there first.
+                let row = format_row(i);
+                for fi in 0..self.families.len() {
+                    let f = self.families[fi].clone();
+                    let q = self.cas_qualifier.clone();
+                    loop {
+                        let cur = server.get(table, Get::new(&row).column(&f, &q))?;
+                        let old = cur.first().map(|c| c.as_cell().value.to_vec());
+                        let mut new = old.clone().unwrap_or_default();
+                        new.extend_from_slice(&row);
+                        let put = Put::new(&row).add(&f, &q, &new);
+                        let done = busy_retry(&mut self.result.busy_waits, || {
+                            server.check_and_put(table, &f, &q, old.as_deref(), &put)
+                        })?;
+                        if done {
+                            break;
+                        }
+                        self.result.cas_failures += 1;
+                    }
+                }
+            }
+            PeCommand::CheckAndPut => {
+                // Put a known value, then check-and-put on it (PE's CheckAndPutTest).
+                let row = format_row(i);
+                let f = self.families[0].clone();
+                let q = self.cas_qualifier.clone();
+                let put = Put::new(&row).add(&f, &q, &row);
+                busy_retry(&mut self.result.busy_waits, || server.put(table, &put))?;
+                let ok = busy_retry(&mut self.result.busy_waits, || {
+                    server.check_and_put(table, &f, &q, Some(&row), &put)
+                })?;
+                if !ok {
+                    self.result.cas_failures += 1;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn drain(&mut self, mut scanner: TableScanner) -> Result<()> {
+        while scanner.next_row()?.is_some() {
+            self.result.rows_returned += 1;
+        }
+        Ok(())
+    }
+
+    fn flush_batches(&mut self) -> Result<()> {
+        let (server, table) = (self.sh.server, self.sh.table);
+        if !self.gets.is_empty() {
+            let gets = std::mem::take(&mut self.gets);
+            for r in server.get_many(table, gets)? {
+                self.count_read(&r);
+            }
+        }
+        if !self.puts.is_empty() {
+            let puts = std::mem::take(&mut self.puts);
+            busy_retry(&mut self.result.busy_waits, || {
+                server.put_many(table, &puts)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_values_are_runs_of_capitals() {
+        let mut r = Rng::new(7);
+        for len in [0, 1, 7, 8, 9, 16, 100] {
+            let v = generate_data(&mut r, len);
+            assert_eq!(v.len(), len);
+            assert!(v.iter().all(|b| b.is_ascii_uppercase()));
+        }
+        let v = generate_data(&mut r, 17);
+        assert!(v[..8].iter().all(|&b| b == v[0]));
+        assert!(v[8..16].iter().all(|&b| b == v[8]));
+    }
+
+    #[test]
+    fn random_rows_stay_in_range() {
+        let mut r = Rng::new(1);
+        assert!((0..10_000).all(|_| r.below(13) < 13));
+    }
+}
