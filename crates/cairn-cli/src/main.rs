@@ -8,6 +8,7 @@
 mod checksum;
 mod compact;
 mod hfile;
+mod pe;
 mod progress;
 
 use std::process::ExitCode;
@@ -32,6 +33,9 @@ enum Command {
     Hfile(hfile::HFileArgs),
     /// Offline compaction of a table, region or family directory (HBase's CompactionTool).
     Compact(compact::CompactArgs),
+    /// HBase's PerformanceEvaluation (`hbase pe`) on an embedded store: `cairn pe [options]
+    /// <command> <nclients>`, e.g. `cairn pe --rows=100000 randomRead 2`.
+    Pe(Box<pe::PeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Command::Checksum(c) => checksum::run(c),
         Command::Hfile(a) => hfile::run(a),
         Command::Compact(a) => compact::run(a),
+        Command::Pe(a) => pe::run(*a),
     };
     match result {
         Ok(code) => code,

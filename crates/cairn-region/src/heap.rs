@@ -111,13 +111,13 @@ impl StoreFileScanner {
 
 /// Merges scanners: always positioned at the smallest current cell among them. Ties go to
 /// the scanner listed first, and within equal keys the newer sequence id sorts first.
-pub struct KeyValueHeap {
-    scanners: Vec<Box<dyn CellScanner>>,
+pub struct KeyValueHeap<'a> {
+    scanners: Vec<Box<dyn CellScanner + 'a>>,
     current: Option<usize>,
 }
 
-impl KeyValueHeap {
-    pub fn new(scanners: Vec<Box<dyn CellScanner>>) -> KeyValueHeap {
+impl<'a> KeyValueHeap<'a> {
+    pub fn new(scanners: Vec<Box<dyn CellScanner + 'a>>) -> KeyValueHeap<'a> {
         let mut h = KeyValueHeap {
             scanners,
             current: None,

@@ -9,7 +9,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use cairn_hfile::cell::{compare_cells, CellType};
+use cairn_hfile::cell::{compare_keys, CellType};
 use cairn_hfile::{CellRef, KeyRef, KeyValue};
 use crossbeam_skiplist::SkipSet;
 
@@ -32,8 +32,11 @@ impl PartialOrd for MemCell {
     }
 }
 impl Ord for MemCell {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        compare_cells(&self.0.as_cell(), &other.0.as_cell())
+        // A skip-list insert compares ~20 times: the keys only, no value or tags views.
+        compare_keys(&self.0.key(), &other.0.key())
+            .then_with(|| other.0.sequence_id().cmp(&self.0.sequence_id()))
     }
 }
 
@@ -122,6 +125,47 @@ impl Segment {
             .cells
             .upper_bound(Bound::Excluded(&probe))
             .map(|e| e.value().clone()))
+    }
+}
+
+/// A cursor that walks a segment by its skip-list links (one step per cell), for flushes:
+/// it borrows the segment, and every cell in a flush snapshot is committed.
+pub struct SegmentCursor<'a> {
+    segment: &'a Segment,
+    current: Option<crossbeam_skiplist::set::Entry<'a, MemCell>>,
+}
+
+impl<'a> SegmentCursor<'a> {
+    pub fn new(segment: &'a Segment) -> SegmentCursor<'a> {
+        SegmentCursor {
+            segment,
+            current: None,
+        }
+    }
+}
+
+impl CellScanner for SegmentCursor<'_> {
+    fn peek(&self) -> Option<CellRef<'_>> {
+        self.current.as_ref().map(|e| e.value().0.as_cell())
+    }
+
+    fn next(&mut self) -> Result<()> {
+        self.current = self.current.take().and_then(|e| e.next());
+        Ok(())
+    }
+
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        let probe = MemCell::probe(key)?;
+        self.current = self.segment.cells.lower_bound(Bound::Included(&probe));
+        Ok(())
+    }
+
+    fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let c = match key {
+            Some(k) => self.segment.last_before(k)?,
+            None => self.segment.cells.back().map(|e| e.value().clone()),
+        };
+        Ok(c.map(|c| c.0.as_cell().row().to_vec()))
     }
 }
 

@@ -65,6 +65,7 @@ pub struct Region {
     wal: OnceLock<Arc<Wal>>,
     /// Set while a flush request is queued, so writers do not queue more.
     pub(crate) flush_queued: AtomicBool,
+    memstore_bytes: AtomicU64,
     /// Writers hold it shared from sequence id to memstore insert; a flush takes it
     /// exclusively for the instant of the snapshot, so no flushed sequence id has an edit
     /// still on its way into the memstore.
@@ -135,6 +136,7 @@ impl Region {
             mvcc: Mvcc::new(max_seq),
             wal: wal.map(OnceLock::from).unwrap_or_default(),
             flush_queued: AtomicBool::new(false),
+            memstore_bytes: AtomicU64::new(0),
             updates: RwLock::new(()),
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| RwLock::new(())).collect(),
             flush_lock: Mutex::new(()),
@@ -167,8 +169,18 @@ impl Region {
         self.mvcc.read_point()
     }
 
+    /// Bytes in memstores, flush snapshots included (kept as one counter: every write reads
+    /// it).
     pub fn memstore_size(&self) -> u64 {
-        self.stores.values().map(|s| s.memstore_size()).sum()
+        self.memstore_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The store of each cell; the families were checked already.
+    fn stores_of(&self, cells: &[KeyValue]) -> Vec<&Arc<Store>> {
+        cells
+            .iter()
+            .map(|c| &self.stores[c.key().family()])
+            .collect()
     }
 
     pub fn needs_flush(&self) -> bool {
@@ -225,7 +237,14 @@ impl Region {
 
     /// Applies cells of one row atomically: one sequence id, WAL first, then the memstore,
     /// visible to readers when MVCC completes.
-    fn apply(&self, cells: Vec<KeyValue>, durability: Option<Durability>) -> Result<u64> {
+    /// `stores[i]` is the store of `cells[i]` (looked up once by the caller).
+    fn apply(
+        &self,
+        cells: Vec<KeyValue>,
+        stores: Vec<&Arc<Store>>,
+        now: i64,
+        durability: Option<Durability>,
+    ) -> Result<u64> {
         self.check_open()?;
         let limit = self
             .descriptor
@@ -246,7 +265,7 @@ impl Region {
         let mut edit = WalEdit {
             region: self.info.encoded_name.as_bytes().to_vec(),
             sequence_id: seq,
-            write_time_ms: now_ms(),
+            write_time_ms: now,
             cells,
         };
         if let (Some(wal), true) = (self.wal.get(), durability != Durability::SkipWal) {
@@ -255,13 +274,11 @@ impl Region {
                 return Err(e.into());
             }
         }
-        for c in edit.cells.drain(..) {
-            let store = self
-                .stores
-                .get(c.key().family())
-                .expect("families checked before apply");
-            store.add(Arc::new(c));
+        let mut added = 0;
+        for (c, store) in edit.cells.drain(..).zip(stores) {
+            added += store.add(Arc::new(c));
         }
+        self.memstore_bytes.fetch_add(added, Ordering::Relaxed);
         self.mvcc.complete_and_wait(seq);
         self.metrics
             .write_request_count
@@ -283,8 +300,9 @@ impl Region {
         }
         let now = now_ms();
         let mut cells = Vec::with_capacity(put.cells.len());
+        let mut stores = Vec::with_capacity(put.cells.len());
         for (f, q, ts, v) in &put.cells {
-            self.check_family(f)?;
+            stores.push(self.check_family(f)?);
             let ts = if *ts == LATEST_TIMESTAMP { now } else { *ts };
             if ts < 0 {
                 return Err(RegionError::InvalidArgument(format!(
@@ -295,7 +313,7 @@ impl Region {
             }
             cells.push(KeyValue::put(&put.row, f, q, ts, v)?);
         }
-        self.apply(cells, put.durability)?;
+        self.apply(cells, stores, now, put.durability)?;
         Ok(())
     }
 
@@ -347,7 +365,8 @@ impl Region {
         if cells.is_empty() {
             return Ok(());
         }
-        self.apply(cells, delete.durability)?;
+        let stores = self.stores_of(&cells);
+        self.apply(cells, stores, now, delete.durability)?;
         Ok(())
     }
 
@@ -384,7 +403,8 @@ impl Region {
             return Ok(cells);
         }
         let out = cells.clone();
-        self.apply(cells, inc.durability)?;
+        let stores = self.stores_of(&cells);
+        self.apply(cells, stores, now, inc.durability)?;
         Ok(out)
     }
 
@@ -598,7 +618,8 @@ impl Region {
             if edit.sequence_id <= flushed.get(&fam).copied().unwrap_or(0) {
                 continue;
             }
-            store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
+            let size = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
+            self.memstore_bytes.fetch_add(size, Ordering::Relaxed);
             applied += 1;
         }
         self.mvcc.advance_to(edit.sequence_id);
@@ -635,6 +656,8 @@ impl Region {
                 outcome.files += 1;
                 outcome.bytes += bytes;
             }
+            self.memstore_bytes
+                .fetch_sub(seg.heap_size(), Ordering::Relaxed);
             outcome.cells += cells;
         }
         if outcome.files > 0 {

@@ -58,7 +58,7 @@ impl Drop for ReadPointGuard {
 
 /// Rows of one region, in order (or reverse order), as lists of cells.
 pub struct RegionScanner {
-    heap: KeyValueHeap,
+    heap: KeyValueHeap<'static>,
     matcher: Matcher,
     filter: Option<Box<dyn Filter>>,
     start_row: Vec<u8>,
@@ -78,7 +78,7 @@ pub struct RegionScanner {
 }
 
 pub(crate) struct ScannerParts {
-    pub heap: KeyValueHeap,
+    pub heap: KeyValueHeap<'static>,
     pub matcher: Matcher,
     pub filter: Option<Box<dyn Filter>>,
     pub start_row: Vec<u8>,
@@ -118,7 +118,7 @@ impl RegionScanner {
         self.started = true;
     }
 
-    pub(crate) fn into_heap(self) -> KeyValueHeap {
+    pub(crate) fn into_heap(self) -> KeyValueHeap<'static> {
         self.heap
     }
 

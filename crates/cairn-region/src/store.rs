@@ -18,7 +18,7 @@ use crate::error::{RegionError, Result};
 use crate::heap::{CellScanner, KeyValueHeap, StoreFileScanner};
 use crate::layout::{sync_dir, unique_file_name, TMP_DIR};
 use crate::matcher::{MatchCode, MatchMode, Matcher, TimeRange};
-use crate::memstore::{Segment, SegmentScanner};
+use crate::memstore::{Segment, SegmentCursor, SegmentScanner};
 use crate::storefile::{writer_options, StoreFile};
 
 /// File info key listing the files a compaction replaced (HBase's `COMPACTION_EVENT_KEY`,
@@ -191,7 +191,7 @@ impl Store {
         smallest_read_point: u64,
     ) -> Result<Option<u64>> {
         let include_tags = snap.iter().any(|c| !c.0.as_cell().tags.is_empty());
-        let heap = KeyValueHeap::new(vec![Box::new(SegmentScanner::new(snap.clone(), u64::MAX))]);
+        let heap = KeyValueHeap::new(vec![Box::new(SegmentCursor::new(snap))]);
         let mut outcome = CompactionOutcome::default();
         let (path, written) = self.write_through_matcher(
             heap,
@@ -404,7 +404,7 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     fn write_through_matcher(
         &self,
-        mut heap: KeyValueHeap,
+        mut heap: KeyValueHeap<'_>,
         mode: MatchMode,
         smallest_read_point: u64,
         include_tags: bool,
@@ -508,7 +508,7 @@ fn append(
 }
 
 /// Seeks forward to `key`, or steps when no key could be built.
-pub(crate) fn seek_or_next(heap: &mut KeyValueHeap, key: Option<Vec<u8>>) -> Result<()> {
+pub(crate) fn seek_or_next(heap: &mut KeyValueHeap<'_>, key: Option<Vec<u8>>) -> Result<()> {
     match key {
         Some(k) => heap.reseek(&k),
         None => heap.next(),

@@ -378,7 +378,9 @@ impl Client<'_> {
                 for f in &self.families {
                     inc = inc.add(f, &self.cas_qualifier, 1);
                 }
-                busy_retry(&mut self.result.busy_waits, || server.increment(table, &inc))?;
+                busy_retry(&mut self.result.busy_waits, || {
+                    server.increment(table, &inc)
+                })?;
             }
             PeCommand::Append => {
                 // cairn-region has no Append: read the value and check-and-put it with the

@@ -1,0 +1,244 @@
+//! `cairn pe` at tiny sizes: every command runs and counts the rows PE would, data written by
+//! one run is read by the next, `--json` is one JSON object, and bad options are named.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn cairn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .output()
+        .expect("run cairn")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs `cairn pe ARGS --json` and parses its stdout.
+fn pe_json(args: &[&str]) -> Value {
+    let mut all = vec!["pe", "--json"];
+    all.extend_from_slice(args);
+    let o = cairn(&all);
+    assert!(o.status.success(), "cairn {all:?} failed: {}", text(&o));
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing or not a count in {v}"))
+}
+
+fn s(p: &Path) -> String {
+    format!("--data={}", p.display())
+}
+
+#[test]
+fn every_command_runs_and_counts_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    // Write first, so the read commands find the table.
+    let w = pe_json(&[
+        &data,
+        "--rows=200",
+        "--valueSize=50",
+        "sequentialWrite",
+        "2",
+    ]);
+    assert_eq!(u(&w, "ops"), 400);
+    let cases: &[(&str, u64)] = &[
+        ("randomWrite", 400),
+        ("sequentialRead", 400),
+        ("randomRead", 400),
+        ("randomSeekScan", 400),
+        ("scan", 400),
+        ("scanRange10", 400),
+        ("scanRange100", 400),
+        ("scanRange1000", 400),
+        ("scanRange10000", 400),
+        ("filterScan", 400),
+        // CAS tests: every client walks rows 0..rows.
+        ("increment", 400),
+        ("append", 400),
+        ("checkAndPut", 400),
+    ];
+    for (cmd, ops) in cases {
+        let v = pe_json(&[&data, "--rows=200", "--valueSize=50", cmd, "2"]);
+        assert_eq!(u(&v, "ops"), *ops, "{cmd}: {v}");
+        assert_eq!(v["command"], *cmd);
+        assert_eq!(v["per_client"].as_array().unwrap().len(), 2, "{cmd}");
+        let returned = u(&v, "rows_returned");
+        match *cmd {
+            // Every row 0..400 exists: each get finds its row.
+            "sequentialRead" | "randomRead" => {
+                assert_eq!((returned, u(&v, "misses")), (400, 0), "{cmd}")
+            }
+            // Each client's scanner reads its 200 rows.
+            "scan" => assert_eq!(returned, 400),
+            // Up to 120 rows per scan (PageFilter), at least one.
+            "randomSeekScan" => assert!((400..=400 * 120).contains(&returned), "{v}"),
+            "scanRange10" => assert!((400..=4000).contains(&returned), "{v}"),
+            // Random values never equal a stored one.
+            "filterScan" => assert_eq!(returned, 0),
+            _ => {}
+        }
+    }
+    let v = pe_json(&[&data, "--rows=200", "--multiGet=7", "randomRead", "1"]);
+    assert_eq!(u(&v, "rows_returned"), 200);
+    // 28 full batches timed; the last 4 gets go out at takedown, untimed.
+    assert_eq!(v["latency_us"]["count"].as_u64(), Some(28));
+}
+
+#[test]
+fn reads_see_what_an_earlier_run_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    let w = pe_json(&[&data, "--rows=300", "--presplit=3", "sequentialWrite", "1"]);
+    assert_eq!(u(&w, "ops"), 300);
+    assert_eq!(u(&w, "regions"), 3);
+    let table = dir.path().join("data/default/TestTable");
+    let regions = std::fs::read_dir(&table)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join(".regioninfo").exists())
+        .count();
+    assert_eq!(regions, 3);
+    // Same key space: every random read hits; no load step.
+    let o = cairn(&["pe", &data, "--rows=300", "randomRead", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(!t.contains("loading"), "{t}");
+    assert!(t.contains("| rows found / missing | 300 / 0 |"), "{t}");
+    assert!(
+        t.contains("Finished RandomReadTest in") && t.contains("at offset 0 for 300 rows"),
+        "{t}"
+    );
+    let v = pe_json(&[&data, "--rows=150", "scan", "2"]);
+    assert_eq!(u(&v, "rows_returned"), 300);
+    let offsets: Vec<u64> = v["per_client"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, vec![0, 150]);
+    // A wider key space than was written: the rows past 300 are misses.
+    let v = pe_json(&[&data, "--rows=300", "sequentialRead", "2"]);
+    assert_eq!((u(&v, "rows_returned"), u(&v, "misses")), (300, 300));
+    // --filterAll: the server reads every row and returns none.
+    let v = pe_json(&[&data, "--rows=300", "--filterAll", "scan", "1"]);
+    assert_eq!(u(&v, "rows_returned"), 0);
+}
+
+#[test]
+fn read_on_an_empty_store_loads_first_and_temp_data_is_removed() {
+    let o = cairn(&["pe", "--rows=100", "--latency", "randomRead", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("loading 200 rows with sequentialWrite"), "{t}");
+    assert!(t.contains("| rows found / missing | 200 / 0 |"), "{t}");
+    assert!(t.contains("client 1 latency (us)"), "{t}");
+    assert!(t.contains("| rows per CPU-second |"), "{t}");
+    let line = t.lines().find(|l| l.starts_with("| data |")).unwrap();
+    assert!(line.contains("deleted at exit"), "{line}");
+    let path = line
+        .trim_start_matches("| data | ")
+        .split(" (")
+        .next()
+        .unwrap();
+    assert!(!Path::new(path).exists(), "{path} left behind");
+
+    // --keep leaves the directory and says where.
+    let o = cairn(&["pe", "--rows=50", "--keep", "sequentialWrite", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    let kept = t
+        .lines()
+        .find_map(|l| l.strip_prefix("cairn pe: data kept in "))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(Path::new(kept).join("data/default/TestTable").is_dir());
+    std::fs::remove_dir_all(kept).unwrap();
+}
+
+#[test]
+fn json_has_the_report_fields() {
+    let v = pe_json(&[
+        "--rows=100",
+        "--valueSize=10",
+        "--writeToWAL=false",
+        "--autoFlush=true",
+        "--compress=GZ",
+        "--bloomFilter=ROWCOL",
+        "--blockSize=4096",
+        "--inmemory",
+        "--sampleRate=0.5",
+        "--table=pe_t",
+        "randomWrite",
+        "2",
+    ]);
+    for k in [
+        "wall_s",
+        "rows_per_s",
+        "rows_per_cpu_s",
+        "sum_client_rows_per_s",
+    ] {
+        assert!(v[k].as_f64().is_some(), "{k} in {v}");
+    }
+    // Every other row of each client's 100.
+    assert_eq!(u(&v, "ops"), 100);
+    assert_eq!(v["table"], "pe_t");
+    assert_eq!(u(&v, "total_rows"), 200);
+    let lat = &v["latency_us"];
+    for k in ["p50", "p75", "p95", "p99", "p99_9", "max", "count"] {
+        assert!(lat[k].as_u64().is_some(), "latency {k} in {v}");
+    }
+    assert!(lat["p50"].as_u64() <= lat["max"].as_u64());
+    assert!(v["cpu"]["user_s"].as_f64().is_some() && v["cpu"]["sys_s"].as_f64().is_some());
+    let c = &v["per_client"][1];
+    assert_eq!(c["offset"].as_u64(), Some(100));
+    assert!(c["rows_per_s"].as_f64().is_some() && c["elapsed_ms"].as_u64().is_some());
+}
+
+#[test]
+fn bad_options_are_named() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--blockEncoding=FAST_DIFF", "sequentialWrite", "1"],
+            "--blockEncoding=FAST_DIFF: not supported",
+        ),
+        (
+            &["--compress=LZO", "sequentialWrite", "1"],
+            "--compress=LZO",
+        ),
+        (
+            &["--bloomFilter=XYZ", "sequentialWrite", "1"],
+            "--bloomFilter=XYZ",
+        ),
+        (&["--sampleRate=2", "randomRead", "1"], "--sampleRate=2"),
+        (&["--rows=0", "randomRead", "1"], "--rows"),
+        (&["--table=a/b", "sequentialWrite", "1"], "--table"),
+        (
+            &["--blockCacheSize=lots", "randomRead", "1"],
+            "--blockCacheSize",
+        ),
+        (&["readEverything", "1"], "invalid value 'readEverything'"),
+        (&["randomRead", "0"], "<NCLIENTS>"),
+        (&["--rows=ten", "randomRead", "1"], "--rows"),
+        (&["--frobnicate=1", "randomRead", "1"], "--frobnicate"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["pe"];
+        all.extend_from_slice(args);
+        let o = cairn(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let t = text(&o);
+        assert!(t.contains(want), "{args:?}: wanted {want:?} in {t}");
+    }
+}
