@@ -16,6 +16,11 @@ pub trait CellScanner: Send {
     fn next(&mut self) -> Result<()>;
     /// Moves to the first cell whose key is ≥ `key` (forward or backward).
     fn seek(&mut self, key: &[u8]) -> Result<()>;
+    /// Like `seek` for a key at or after the current cell: scanners that can step forward
+    /// cheaply do so instead of searching from the top (HBase's `reseek`).
+    fn reseek(&mut self, key: &[u8]) -> Result<()> {
+        self.seek(key)
+    }
     /// The row of the last cell sorting before `key` (`None`: the last cell of all), for
     /// reversed scans. Leaves the position undefined: callers seek afterwards.
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
@@ -71,6 +76,29 @@ impl CellScanner for StoreFileScanner {
     fn seek(&mut self, key: &[u8]) -> Result<()> {
         self.exhausted = !self.inner.seek(key)?;
         self.skip_invisible()
+    }
+
+    /// Steps forward while the target is near (most reseeks in a scan land a cell or two
+    /// ahead, often in the same block); falls back to an index seek when it is not.
+    fn reseek(&mut self, key: &[u8]) -> Result<()> {
+        const MAX_STEPS: usize = 8;
+        let target = cairn_hfile::KeyRef::parse(key)?;
+        for _ in 0..MAX_STEPS {
+            match self.peek() {
+                None => return Ok(()),
+                Some(c) if cairn_hfile::cell::compare_keys(&c.key, &target) != Ordering::Less => {
+                    return Ok(())
+                }
+                Some(_) => self.next()?,
+            }
+        }
+        if self
+            .peek()
+            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
+        {
+            self.seek(key)?;
+        }
+        Ok(())
     }
 
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -172,7 +200,7 @@ impl<'a> KeyValueHeap<'a> {
                 .peek()
                 .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &k) == Ordering::Less);
             if behind {
-                s.seek(key)?;
+                s.reseek(key)?;
             }
         }
         self.pick();

@@ -169,6 +169,11 @@ impl Region {
         self.mvcc.read_point()
     }
 
+    /// The highest sequence id handed out.
+    pub fn write_point(&self) -> u64 {
+        self.mvcc.write_point()
+    }
+
     /// Bytes in memstores, flush snapshots included (kept as one counter: every write reads
     /// it).
     pub fn memstore_size(&self) -> u64 {

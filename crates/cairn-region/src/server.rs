@@ -535,11 +535,20 @@ impl RegionServer {
             let _ = w.join();
         }
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        for t in tables {
+        for t in &tables {
             for r in &t.regions {
                 if !r.is_closed() {
                     r.close(true)?;
                 }
+            }
+        }
+        // Everything is in store files now: roll, so the last segment is closed too and can
+        // go, and the next open has nothing to replay.
+        self.wal.roll()?;
+        for t in &tables {
+            for r in &t.regions {
+                self.wal
+                    .mark_flushed(r.info.encoded_name.as_bytes(), r.write_point())?;
             }
         }
         self.wal.sync(true)?;

@@ -552,6 +552,11 @@ fn unflushed_writes_survive_a_crash_through_the_wal() {
     drop(s);
     let s = server(dir.path());
     assert_eq!(values(&s.get(&t, Get::new("a")).unwrap()), ["5"]);
+    assert_eq!(
+        s.recovery.edits_replayed, 0,
+        "a clean close leaves nothing to replay: {:?}",
+        s.recovery
+    );
 }
 
 #[test]
