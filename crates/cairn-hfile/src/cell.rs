@@ -144,7 +144,7 @@ impl<'a> KeyRef<'a> {
     /// Wraps a key already known to be valid (built by [`make_key`] or checked before): reads
     /// the two length fields without the checks, which sorting a memstore pays per comparison.
     #[inline]
-    fn from_valid(bytes: &'a [u8]) -> KeyRef<'a> {
+    pub(crate) fn from_valid(bytes: &'a [u8]) -> KeyRef<'a> {
         let row_len = u16::from_be_bytes([bytes[0], bytes[1]]) as usize;
         KeyRef {
             bytes,

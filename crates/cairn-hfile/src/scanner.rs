@@ -13,7 +13,19 @@ use crate::source::BlockPurpose;
 
 /// A position among an HFile's cells. Cells it hands out borrow from the current block,
 /// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
+/// Where the current cell's parts are in its block, once parsed.
+#[derive(Clone, Copy)]
+struct ParsedCell {
+    block: u64,
+    pos: usize,
+    key: (u32, u32),
+    value: (u32, u32),
+    tags: (u32, u32),
+    sequence_id: u64,
+}
+
 pub struct ScannerOver<R: Deref<Target = HFileReader>> {
+    parsed: std::cell::Cell<Option<ParsedCell>>,
     reader: R,
     block: Option<Block>,
     /// Start of the current cell in the block body, and of the next one.
@@ -31,6 +43,7 @@ pub type SharedHFileScanner = ScannerOver<Arc<HFileReader>>;
 impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     pub(crate) fn new(reader: R) -> ScannerOver<R> {
         ScannerOver {
+            parsed: std::cell::Cell::new(None),
             reader,
             block: None,
             pos: 0,
@@ -46,7 +59,36 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// The current cell, or `None` before a seek or after the end.
     pub fn cell(&self) -> Option<CellRef<'_>> {
         let block = self.block.as_ref()?;
-        self.reader.parse_cell(block, self.pos).ok().map(|(c, _)| c)
+        let data = block.data();
+        if let Some(p) = self.parsed.get() {
+            if p.block == block.offset() && p.pos == self.pos {
+                // Heaps peek at the same cell many times per step; the offsets found by the
+                // first parse are enough to rebuild it.
+                let at = |(start, len): (u32, u32)| &data[start as usize..(start + len) as usize];
+                return Some(CellRef {
+                    key: KeyRef::from_valid(at(p.key)),
+                    value: at(p.value),
+                    tags: at(p.tags),
+                    sequence_id: p.sequence_id,
+                });
+            }
+        }
+        let (c, _) = self.reader.parse_cell(block, self.pos).ok()?;
+        let base = data.as_ptr() as usize;
+        let span = |s: &[u8]| ((s.as_ptr() as usize - base) as u32, s.len() as u32);
+        self.parsed.set(Some(ParsedCell {
+            block: block.offset(),
+            pos: self.pos,
+            key: span(c.key.as_bytes()),
+            value: span(c.value),
+            tags: if c.tags.is_empty() {
+                (0, 0)
+            } else {
+                span(c.tags)
+            },
+            sequence_id: c.sequence_id,
+        }));
+        Some(c)
     }
 
     /// Positions at the first cell; false for an empty file.

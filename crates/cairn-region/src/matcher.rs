@@ -216,6 +216,18 @@ impl Matcher {
         }
     }
 
+    /// Whether the read wants a family that sorts after `family` (if not, "next row" for
+    /// `family` means the row is done).
+    pub fn wants_family_after(&self, family: &[u8]) -> bool {
+        self.families
+            .range::<[u8], _>((
+                std::ops::Bound::Excluded(family),
+                std::ops::Bound::Unbounded,
+            ))
+            .next()
+            .is_some()
+    }
+
     /// The key past every cell of `cell`'s family in its row.
     pub fn next_family_key(cell: &CellRef<'_>) -> Option<Vec<u8>> {
         let mut fam = cell.family().to_vec();

@@ -263,6 +263,9 @@ impl RegionScanner {
                 }
                 MatchCode::IncludeAndSeekNextRow => {
                     out.push(c.to_owned());
+                    if !self.matcher.wants_family_after(c.family()) {
+                        break;
+                    }
                     let k = Matcher::next_family_key(&c);
                     seek_or_next(&mut self.heap, k)?;
                 }
@@ -272,6 +275,9 @@ impl RegionScanner {
                     seek_or_next(&mut self.heap, k)?;
                 }
                 MatchCode::SeekNextRow => {
+                    if !self.matcher.wants_family_after(c.family()) {
+                        break;
+                    }
                     let k = Matcher::next_family_key(&c);
                     seek_or_next(&mut self.heap, k)?;
                 }
@@ -295,7 +301,8 @@ impl RegionScanner {
                 out.clear();
             }
         }
-        if !self.reversed && !self.done {
+        // A get is over with its row; a scan moves every scanner past it.
+        if !self.reversed && !self.done && !self.single_row {
             self.heap.reseek(&last_on_row(row)?)?;
         }
         Ok(out)
