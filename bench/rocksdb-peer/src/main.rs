@@ -1,8 +1,20 @@
-//! RocksDB on cairn's cached point-lookup workload: CELLS keys `row-%010d` with VALUE_SIZE-byte
-//! values, loaded, compacted, read once to warm a block cache that holds everything, then GETS
-//! random point lookups on one thread. Prints `gets_per_cpu_second N` and `gets_per_second N`.
+//! RocksDB as cairn's peer in two workloads.
 //!
-//! usage: rocksdb-peer DIR CELLS VALUE_SIZE GETS
+//! `rocksdb-peer DIR CELLS VALUE_SIZE GETS` — cached point lookups: CELLS keys `row-%010d` with
+//! VALUE_SIZE-byte values, loaded, compacted, read once to warm a block cache that holds
+//! everything, then GETS random point lookups on one thread. Prints `gets_per_cpu_second N` and
+//! `gets_per_second N`.
+//!
+//! `rocksdb-peer fillseq DIR ROWS VALUE_SIZE THREADS SYNC` — sequential puts, db_bench's
+//! `fillseq` with the keys and values of HBase PE's `sequentialWrite` (as cairn-region's `puts`
+//! bench writes them): row `i` is `i` zero-padded to 26 digits, the value VALUE_SIZE bytes of
+//! runs of 8 equal random capitals; one `put` per row; THREADS threads each write their own
+//! contiguous range of ROWS / THREADS rows. The WAL is on; SYNC is `true` (`WriteOptions::sync`:
+//! fdatasync before returning, HBase's FSYNC_WAL) or `false` (written to the OS before
+//! returning, survives a process crash: HBase's SYNC_WAL). Every other option is RocksDB's
+//! default (only `create_if_missing` is set). Prints one `puts-result key=value ...` line in the
+//! format of cairn-region's `puts` bench: wall and user + system CPU time of the whole process
+//! from the first put to the last, per-put latency percentiles.
 
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.
@@ -12,8 +24,97 @@ fn cpu_seconds() -> f64 {
     t(r.ru_utime) + t(r.ru_stime)
 }
 
+/// HBase PE's `format(long)`: `i` zero-padded to 26 digits.
+fn pe_row(i: u64, row: &mut [u8; 26]) {
+    let mut d = i;
+    for b in row.iter_mut().rev() {
+        *b = b'0' + (d % 10) as u8;
+        d /= 10;
+    }
+}
+
+/// HBase PE's `generateData`: runs of 8 equal random capitals (the same xorshift as
+/// cairn-region's `puts` bench).
+fn pe_value(x: &mut u64, value: &mut [u8]) {
+    for chunk in value.chunks_mut(8) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        chunk.fill(b'A' + (*x % 26) as u8);
+    }
+}
+
+fn fillseq(args: &[String]) {
+    let dir = &args[0];
+    let rows: u64 = args[1].parse().unwrap();
+    let value_size: usize = args[2].parse().unwrap();
+    let threads: usize = args[3].parse().unwrap();
+    let sync: bool = args[4].parse().unwrap();
+
+    let mut opts = rocksdb::Options::default();
+    opts.create_if_missing(true);
+    let db = rocksdb::DB::open(&opts, dir).unwrap();
+    let start = std::sync::Barrier::new(threads + 1);
+    let per_thread = rows / threads as u64;
+    let (wall, cpu, latency) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (db, start) = (&db, &start);
+                let first = t as u64 * per_thread;
+                let last = if t + 1 == threads {
+                    rows
+                } else {
+                    first + per_thread
+                };
+                s.spawn(move || {
+                    let mut write = rocksdb::WriteOptions::default();
+                    write.set_sync(sync);
+                    let mut hist =
+                        hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+                            .unwrap();
+                    let mut row = [0u8; 26];
+                    let mut value = vec![0u8; value_size];
+                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1);
+                    start.wait();
+                    for i in first..last {
+                        pe_row(i, &mut row);
+                        pe_value(&mut x, &mut value);
+                        let t0 = std::time::Instant::now();
+                        db.put_opt(row, &value, &write).unwrap();
+                        hist.saturating_record(t0.elapsed().as_nanos() as u64);
+                    }
+                    hist
+                })
+            })
+            .collect();
+        start.wait();
+        let (cpu0, t0) = (cpu_seconds(), std::time::Instant::now());
+        let mut latency =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        for h in handles {
+            latency.add(h.join().unwrap()).unwrap();
+        }
+        (t0.elapsed().as_secs_f64(), cpu_seconds() - cpu0, latency)
+    });
+    let q = |p: f64| latency.value_at_quantile(p) as f64 / 1000.0;
+    println!(
+        "puts-result engine=rocksdb wal_sync={sync} threads={threads} rows={rows} \
+         value_size={value_size} wall_s={wall:.4} cpu_s={cpu:.4} mean_us={:.2} p50_us={:.2} p90_us={:.2} \
+         p99_us={:.2} p999_us={:.2} max_us={:.2}",
+        latency.mean() / 1000.0,
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        q(0.999),
+        latency.max() as f64 / 1000.0
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("fillseq") {
+        return fillseq(&args[2..]);
+    }
     let dir = &args[1];
     let cells: u64 = args[2].parse().unwrap();
     let value_size: usize = args[3].parse().unwrap();
