@@ -40,6 +40,36 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// Applies an HBase property by its HBase name; names cairn does not use are ignored (as
+    /// HBase ignores unknown keys), malformed values are errors naming the key.
+    pub fn set_property(&mut self, key: &str, value: &str) -> Result<()> {
+        let bad = || RegionError::InvalidArgument(format!("{key} = {value:?} is not valid"));
+        let v = value.trim();
+        match key {
+            "hbase.regionserver.maxlogs" => self.max_wal_segments = v.parse().map_err(|_| bad())?,
+            "hbase.hregion.memstore.block.multiplier" => {
+                self.region.block_multiplier = v.parse().map_err(|_| bad())?
+            }
+            "hbase.hstore.compaction.throughput.higher.bound" => {
+                let n: u64 = v.parse().map_err(|_| bad())?;
+                self.region.throttle.bytes_per_second = (n > 0).then_some(n);
+            }
+            "hbase.regionserver.thread.compaction.throttle" | "hbase.hstore.blockingWaitTime" => {}
+            k if k.starts_with("hbase.hstore.compaction.")
+                || k == "hbase.hstore.compactionThreshold"
+                || k == "hbase.hstore.blockingStoreFiles"
+                || k.starts_with("hbase.hregion.majorcompaction") =>
+            {
+                self.region
+                    .compaction
+                    .set(k, v)
+                    .map_err(RegionError::InvalidArgument)?
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     pub fn new(root: impl Into<PathBuf>) -> ServerConfig {
         ServerConfig {
             root: root.into(),

@@ -586,3 +586,24 @@ fn a_scanner_sees_one_snapshot_while_writes_and_flushes_go_on() {
         .chain(rest)
         .all(|r| values(&r) == ["before"]));
 }
+
+#[test]
+fn hbase_property_names_configure_the_server() {
+    let mut c = ServerConfig::new("/nonexistent");
+    c.set_property("hbase.hstore.compaction.min", "5").unwrap();
+    c.set_property("hbase.hstore.compaction.ratio", "2.5")
+        .unwrap();
+    c.set_property("hbase.regionserver.maxlogs", "7").unwrap();
+    c.set_property("hbase.hstore.compaction.throughput.higher.bound", "1048576")
+        .unwrap();
+    c.set_property("some.unknown.key", "whatever").unwrap();
+    assert_eq!(c.region.compaction.min_files, 5);
+    assert_eq!(c.region.compaction.ratio, 2.5);
+    assert_eq!(c.max_wal_segments, 7);
+    assert_eq!(c.region.throttle.bytes_per_second, Some(1 << 20));
+    let e = c
+        .set_property("hbase.regionserver.maxlogs", "lots")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hbase.regionserver.maxlogs"), "{e}");
+}
