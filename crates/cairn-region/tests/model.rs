@@ -22,6 +22,11 @@ enum Op {
         row: u8,
         q: u8,
     },
+    /// A put whose timestamp is already past the family's TTL: never visible.
+    PutExpired {
+        row: u8,
+        q: u8,
+    },
     DeleteVersion {
         row: u8,
         q: u8,
@@ -68,6 +73,7 @@ fn op() -> impl Strategy<Value = Op> {
     let q = 0u8..3;
     prop_oneof![
         8 => (row.clone(), q.clone()).prop_map(|(row, q)| Op::Put { row, q }),
+        1 => (row.clone(), q.clone()).prop_map(|(row, q)| Op::PutExpired { row, q }),
         2 => (row.clone(), q.clone(), any::<u8>()).prop_map(|(row, q, pick)| Op::DeleteVersion { row, q, pick }),
         1 => (row.clone(), q.clone()).prop_map(|(row, q)| Op::DeleteColumn { row, q }),
         1 => row.clone().prop_map(|row| Op::DeleteFamily { row }),
@@ -122,6 +128,8 @@ impl Model {
 /// A row and its cells as (qualifier index, timestamp, value).
 type RowCells = (String, Vec<(u8, i64, String)>);
 
+const TTL_SECONDS: u32 = 86_400;
+
 fn row_key(r: u8) -> String {
     format!("row{r}")
 }
@@ -156,13 +164,21 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
         vec![]
     };
     s.create_table(
-        TableDescriptor::new(t.clone())
-            .with_family(ColumnFamilyDescriptor::new("f").max_versions(100)),
+        TableDescriptor::new(t.clone()).with_family(
+            ColumnFamilyDescriptor::new("f")
+                .max_versions(100)
+                .ttl_seconds(TTL_SECONDS),
+        ),
         &split_keys,
     )
     .unwrap();
     let mut m = Model::default();
-    let mut clock = 1000i64;
+    // Timestamps near the wall clock, so the family's TTL (a day) expires only the puts made
+    // expired on purpose.
+    let mut clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     for (step, op) in ops.into_iter().enumerate() {
         clock += 1;
         let ctx = format!("step {step}: {op:?}");
@@ -175,6 +191,14 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
                 )
                 .unwrap();
                 m.puts.entry((row, q)).or_default().push((clock, v));
+            }
+            Op::PutExpired { row, q } => {
+                let ts = clock - 2 * TTL_SECONDS as i64 * 1000;
+                s.put(
+                    &t,
+                    &Put::new(row_key(row)).add_at("f", format!("q{q}"), ts, "expired"),
+                )
+                .unwrap();
             }
             Op::DeleteVersion { row, q, pick } => {
                 let Some(v) = m.puts.get(&(row, q)).filter(|v| !v.is_empty()) else {
