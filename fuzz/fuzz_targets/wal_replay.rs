@@ -81,7 +81,12 @@ fuzz_target!(|input: &[u8]| {
     }
 
     let mut replayed = Vec::new();
-    let result = Wal::open(dir, WalOptions::default(), |e| {
+    // A small roll size: every open preallocates its first segment to this size.
+    let options = WalOptions {
+        roll_size: 64 * 1024,
+        ..WalOptions::default()
+    };
+    let result = Wal::open(dir, options, |e| {
         replayed.push(e);
         Ok::<(), WalError>(())
     });

@@ -5,13 +5,14 @@
 //! that was acknowledged. One [`Wal`] is shared (via `Arc`) by all regions of a server.
 //!
 //! **Owns:** the segment files of one WAL directory and their format ([`segment`]); appends at
-//! HBase's four [`Durability`] levels with group commit (concurrent appenders are written and
-//! synced as one batch by whichever of them gets there first); the background syncer for
-//! `ASYNC_WAL`; rolling to a new segment (by size or on request); replay of every segment at
-//! [`Wal::open`], with a precise report of what could not be read ([`ReplayReport`]); tracking
-//! the highest sequence id per region in each segment and deleting the segments no region
-//! needs any more once regions flush ([`Wal::mark_flushed`], HBase's archiving via
-//! `SequenceIdAccounting`); metrics ([`WalStats`]).
+//! HBase's four [`Durability`] levels: a copy into the active segment, which is preallocated
+//! and memory-mapped (`MAP_SHARED`), with group commit for `FSYNC_WAL` (one fdatasync covers
+//! every appender that copied before it); the background thread that prepares the next segment
+//! and prefaults the active one; rolling to a new segment (by size or on request); replay of
+//! every segment at [`Wal::open`], with a precise report of what could not be read
+//! ([`ReplayReport`]); tracking the highest sequence id per region in each segment and deleting
+//! the segments no region needs any more once regions flush ([`Wal::mark_flushed`], HBase's
+//! archiving via `SequenceIdAccounting`); metrics ([`WalStats`]).
 //!
 //! **Does not own:** assigning sequence ids (the region's MVCC does, as in HBase), deciding
 //! which replayed edits to apply (the region store skips edits at or below a store's flushed
@@ -25,32 +26,57 @@
 //! torn tail with no trailer. See [`segment`] for the layout. The checksum is CRC32C from
 //! `cairn-checksum` (hardware kernels where the CPU has them).
 //!
+//! A segment is created at its full size: header, then `posix_fallocate`d space up to
+//! [`WalOptions::roll_size`] (rounded up to a page, at most 1 GiB), which reads as zeros.
+//! Records are written one after the other into a shared mapping of the file, so the file of
+//! the active segment (or of one whose writer crashed) ends in zeros: replay treats nothing but
+//! zeros from a record boundary to the end of the file as the normal end of the segment, not
+//! as dropped data, and truncates those zeros away. A segment is sealed when it is rolled away
+//! from or the WAL is closed: truncated to the bytes written, then fdatasync'ed. Records and
+//! header are unchanged from the first version of the format (header version 1): segments
+//! written by earlier builds (no zero tail) replay as before.
+//!
 //! ## Durability
 //! - `SKIP_WAL`: nothing is written; the edit is lost in a crash unless flushed.
-//! - `ASYNC_WAL`: queued; the background syncer writes it within
-//!   [`WalOptions::async_sync_interval`] (HBase's `hbase.regionserver.optionallogflushinterval`,
-//!   1 s), or any earlier sync takes it along.
-//! - `SYNC_WAL` (the default, as in HBase): returns once the bytes are handed to the OS with
-//!   write(2): they survive a crash of the process, not of the machine. This is the local
-//!   equivalent of HBase's `hflush`.
-//! - `FSYNC_WAL`: returns after `fdatasync` (HBase's `hsync`).
+//! - `SYNC_WAL` (the default, as in HBase) and `ASYNC_WAL`: the record is copied into the
+//!   shared mapping of the active segment before `append` returns, without a system call. A
+//!   store into a `MAP_SHARED` file mapping is in the page cache (the file's own pages) as soon
+//!   as it is made, so it survives a crash of the process, not of the machine: the local
+//!   equivalent of HBase's `hflush`. Appends are copied in order under one lock, so when one
+//!   returns, every byte before it is written too: a crash leaves whole records, then at most
+//!   one torn record, then zeros. `ASYNC_WAL` gets the same guarantee, since the copy is as
+//!   cheap as queueing would be; the kernel writes the pages back on its own schedule.
+//! - `FSYNC_WAL`: returns after an fdatasync of the active segment covering the record
+//!   (HBase's `hsync`), with group commit: whoever finds no flush running leads one, and every
+//!   append copied before it starts is covered by it.
+//!
+//! The mapping is safe to write because nothing shrinks a segment while it is mapped: the WAL
+//! holds an exclusive `flock` on its directory while open (a second [`Wal::open`] of the same
+//! directory fails), and the WAL itself truncates a segment only when sealing it, after which
+//! it no longer writes to it. (A process outside cairn truncating a live segment would crash
+//! the writer with `SIGBUS`, as it would any database that maps its files.)
 //!
 //! ## Segments and sequence ids
-//! Segments are named `wal.<id as 20 digits>` and are rolled when they pass
-//! [`WalOptions::roll_size`] (HBase rolls at `hbase.regionserver.logroll.multiplier` × block
-//! size) or on [`Wal::roll`]; a rolled segment is fdatasync'ed before the next one is used, so
-//! only the newest segment can have a torn tail after a machine crash. Each segment remembers
-//! the highest sequence id of every region in it. When a region reports a flush with
-//! [`Wal::mark_flushed`], closed segments in which every region has flushed past its highest
-//! sequence id are deleted (HBase moves them to `oldWALs`; cairn has no replication to feed,
-//! so it deletes). A region that never flushes keeps its segments; a region that is closed
-//! for good can call `mark_flushed(region, u64::MAX)`.
+//! Segments are named `wal.<id as 20 digits>` and are rolled when the next record would take
+//! them past [`WalOptions::roll_size`] (HBase rolls at `hbase.regionserver.logroll.multiplier`
+//! × block size) or on [`Wal::roll`]. The next segment is prepared ahead of time by the
+//! background thread under a temporary name (`wal.<id>.tmp`: created, header written,
+//! preallocated, synced, mapped, prefaulted), so a roll only seals the old segment and renames
+//! the new one into place; a temporary segment left by a crash is deleted at open. The old
+//! segment is sealed before the next one is used, so only the newest segment can have a torn
+//! tail after a machine crash. Each segment remembers the highest sequence id of every region
+//! in it. When a region reports a flush with [`Wal::mark_flushed`], closed segments in which
+//! every region has flushed past its highest sequence id are deleted (HBase moves them to
+//! `oldWALs`; cairn has no replication to feed, so it deletes). A region that never flushes
+//! keeps its segments; a region that is closed for good can call
+//! `mark_flushed(region, u64::MAX)`.
 //!
 //! Replay returns edits in append order, which for concurrent appenders of one region need
 //! not be sequence id order: the region store orders cells by sequence id, as HBase's memstore
 //! does.
 
 mod error;
+mod mapped;
 pub mod segment;
 mod wal;
 
@@ -69,9 +95,11 @@ pub use wal::{SegmentInfo, Wal, WalStats};
 pub enum Durability {
     /// `SKIP_WAL`: not written to the WAL at all.
     SkipWal,
-    /// `ASYNC_WAL`: written by the background syncer, without waiting.
+    /// `ASYNC_WAL`: in cairn, as strong as `SYNC_WAL` (the copy into the mapped segment is as
+    /// cheap as queueing).
     AsyncWal,
-    /// `SYNC_WAL`: written to the OS (survives a process crash) before returning.
+    /// `SYNC_WAL`: in the page cache, through the shared mapping of the segment (survives a
+    /// process crash) before returning.
     #[default]
     SyncWal,
     /// `FSYNC_WAL`: on stable storage (fdatasync) before returning.
@@ -141,7 +169,9 @@ pub struct WalEdit {
 pub struct WalOptions {
     /// Roll to a new segment once the active one passes this many bytes (default 128 MiB).
     pub roll_size: u64,
-    /// How often the background syncer writes queued `ASYNC_WAL` edits (default 1 s).
+    /// HBase's `hbase.regionserver.optionallogflushinterval` (default 1 s). Unused since
+    /// `ASYNC_WAL` appends are copied into the mapped segment at once, like `SYNC_WAL` ones;
+    /// kept so that configurations stay valid.
     pub async_sync_interval: Duration,
 }
 
@@ -210,7 +240,8 @@ pub enum DropReason {
         /// Bytes left after the frame.
         available: u64,
     },
-    /// Nothing but zeros from here to the end: a preallocated or zero-filled tail.
+    /// Nothing but zeros from here to the end. No longer reported: such a tail is the normal
+    /// end of a preallocated segment, and replay ends the segment cleanly there.
     ZeroFilled,
     /// A length no record can have: damage.
     BadLength {

@@ -7,7 +7,7 @@
 //! a trailer.
 //!
 //! ```text
-//! segment  = header record*
+//! segment  = header record* zero*       (zeros: the unwritten preallocated tail, if any)
 //! header   = "CAIRNWAL" | version u16 | flags u16 (0) | segment id u64 | crc32c u32   (24 bytes)
 //! record   = length u32 | crc32c u32 | payload[length]
 //!            crc32c covers the 4 length bytes and then the payload, so a torn or garbage
@@ -312,16 +312,22 @@ pub struct SegmentScan {
     pub records: u64,
     /// Offset just past the last whole record.
     pub end: u64,
-    /// File length.
+    /// File length: past `end` only if the segment has a zero-filled (preallocated) tail or
+    /// `dropped` bytes.
     pub len: u64,
     /// What was left unread after `end`, and why (`None` if the segment ended cleanly).
     pub dropped: Option<Dropped>,
 }
 
 /// Reads the segment at `path`, calling `visit(offset, edit)` for every record whose checksum
-/// holds, in file order. Stops at the first record that is torn, zero-filled, damaged or does
-/// not parse, and describes the rest of the file in [`SegmentScan::dropped`]: records cannot be
-/// found again after a bad length, so everything from there on is dropped.
+/// holds, in file order. Stops at the first record that is torn, damaged or does not parse,
+/// and describes the rest of the file in [`SegmentScan::dropped`]: records cannot be found
+/// again after a bad length, so everything from there on is dropped.
+///
+/// Nothing but zeros from a record boundary to the end of the file is the unwritten end of a
+/// preallocated segment, not a drop: the scan ends cleanly there with `end < len` and
+/// `dropped == None`. (Only the zero bytes of a torn record can hide in such a tail, and a
+/// record is acknowledged only once all of it is written.)
 ///
 /// A missing or damaged header is an error ([`WalError::BadHeader`]), as is a header whose id
 /// differs from `expected_id`. Never panics, whatever the bytes.
@@ -380,12 +386,12 @@ pub fn scan_segment(
             let mut tail = [0u8; FRAME_LEN];
             let tail = &mut tail[..remaining as usize];
             r.read_exact(tail).map_err(io("read", offset))?;
-            break if tail.iter().all(|&b| b == 0) {
-                DropReason::ZeroFilled
-            } else {
-                DropReason::TruncatedFrame {
-                    available: remaining,
-                }
+            if tail.iter().all(|&b| b == 0) {
+                // The unwritten end of a preallocated segment.
+                return Ok(scan);
+            }
+            break DropReason::TruncatedFrame {
+                available: remaining,
             };
         }
         let mut frame = [0u8; FRAME_LEN];
@@ -393,13 +399,13 @@ pub fn scan_segment(
         let length = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]);
         let stored = u32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
         if frame == [0; FRAME_LEN] {
-            // A preallocated or zero-filled tail (e.g. a file system that extended the file
-            // before the data reached it) is a torn tail only if nothing but zeros follows.
-            break if rest_is_zero(&mut r).map_err(io("read", offset))? {
-                DropReason::ZeroFilled
-            } else {
-                DropReason::BadLength { length }
-            };
+            // Nothing but zeros to the end is the unwritten end of a preallocated segment (the
+            // writer truncates it away when it seals the segment; a crash leaves it): the
+            // segment ends cleanly at `offset`. Zeros followed by anything else are damage.
+            if rest_is_zero(&mut r).map_err(io("read", offset))? {
+                return Ok(scan);
+            }
+            break DropReason::BadLength { length };
         }
         if !(MIN_PAYLOAD_LEN..=MAX_RECORD_LEN).contains(&length) {
             break DropReason::BadLength { length };
@@ -439,13 +445,16 @@ pub fn scan_segment(
 }
 
 fn rest_is_zero(r: &mut impl Read) -> io::Result<bool> {
-    let mut buf = [0u8; 8192];
+    const CHUNK: usize = 64 * 1024;
+    static ZEROS: [u8; CHUNK] = [0; CHUNK];
+    let mut buf = vec![0u8; CHUNK];
     loop {
         let n = r.read(&mut buf)?;
         if n == 0 {
             return Ok(true);
         }
-        if buf[..n].iter().any(|&b| b != 0) {
+        // A slice comparison is a memcmp: fast over the megabytes of a preallocated tail.
+        if buf[..n] != ZEROS[..n] {
             return Ok(false);
         }
     }

@@ -1,44 +1,59 @@
-//! The WAL itself: the append queue with group commit, the background syncer, rolling,
+//! The WAL itself: appends into the mapped active segment, group commit for `FSYNC_WAL`, the
+//! background thread (prepares the next segment, prefaults the active one), rolling,
 //! per-segment sequence id accounting, and opening with replay.
 //!
-//! Concurrency: appenders encode their record outside any lock, then append it to a shared
-//! queue under `queue` and take a ticket (a transaction id, HBase's txid). Whoever needs its
-//! ticket written and finds no leader becomes the leader: it takes the whole queue, releases
-//! the lock, writes it with one write(2) (and one fdatasync if anyone queued asked for one),
-//! then publishes how far the file is written and synced and wakes everyone. Appenders that
-//! queued meanwhile wait and are either covered by that batch or lead the next one, so N
-//! concurrent appenders cost about one syscall per batch (HBase's ring buffer and
-//! `SyncRunner`s, without dedicated threads). Lock order: `queue`, then `writer`, then
-//! `segments`; the leader never holds `queue` while doing I/O.
+//! Concurrency: an appender encodes its record outside any lock (into a thread-local buffer),
+//! then, under the one `active` lock, takes the current offset, copies the record into the
+//! mapping and advances the offset: appends are totally ordered and an acknowledged append
+//! has every byte before it written (no holes). `SYNC_WAL` and `ASYNC_WAL` return right there,
+//! with no system call. `FSYNC_WAL` then waits for a flush covering its log position (`lsn`,
+//! bytes appended since open): the first waiter to find no flush running leads one (notes the
+//! current end under `active`, fdatasyncs without any lock held) and everyone who had copied
+//! before it is covered; the others wait on `synced` or lead the next one.
+//!
+//! A roll (when a record does not fit) happens inside the `active` lock: the next segment is
+//! normally already created, preallocated, mapped and prefaulted by the background thread, so
+//! the roll only truncates and fdatasyncs the old segment and renames the new one into place.
+//!
+//! Lock order: `active`, then `closed`, `sync` or `bg` (never two of the latter together).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 
+use crate::mapped::{self, io_err, Segment};
 use crate::segment::{self, HEADER_LEN};
 use crate::{Durability, ReplayReport, WalEdit, WalError, WalOptions};
 
-/// An `ASYNC_WAL` appender that finds this much queued writes it itself, so the queue stays
-/// bounded however long the syncer interval is.
-const ASYNC_WRITE_THRESHOLD: usize = 4 << 20;
-/// Rounds a `SYNC_WAL` waiter spins before sleeping.
-const SPINS: u32 = 64;
-/// Queue buffers above this size are not kept for reuse after a batch.
+/// Thread-local encode buffers above this size are not kept.
 const KEEP_BUFFER: usize = 8 << 20;
+/// The background thread keeps this much of the active segment ahead of the writer
+/// prefaulted...
+const PREFAULT_AHEAD: u64 = mapped::PREFAULT_FIRST;
+/// ...and is asked to move that window each time the writer has advanced this far.
+const PREFAULT_STEP: u64 = 1 << 20;
+/// One append in this many is timed, for [`WalStats::write_time`].
+const TIME_SAMPLE: u64 = 64;
+/// Largest segment mapping: a larger `roll_size` rolls at this size.
+const MAX_SEGMENT: u64 = 1 << 30;
+const HEADER: u64 = HEADER_LEN as u64;
+/// How long [`Wal::open`] waits for another WAL to release the directory.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
 
 /// A write-ahead log over one directory. `Send + Sync`: share it with `Arc`.
 pub struct Wal {
     shared: Arc<Shared>,
-    syncer: Option<JoinHandle<()>>,
+    background: Option<JoinHandle<()>>,
     closed: bool,
 }
 
@@ -49,7 +64,7 @@ pub struct SegmentInfo {
     pub id: u64,
     /// The file.
     pub path: PathBuf,
-    /// Bytes written (for the active segment: handed to the OS so far).
+    /// Bytes written, header included (the active segment's file is longer: preallocated).
     pub size: u64,
     /// Highest sequence id per region among the edits in the segment.
     pub max_sequence_id: BTreeMap<Vec<u8>, u64>,
@@ -67,13 +82,16 @@ pub struct WalStats {
     pub skipped_appends: u64,
     /// Record bytes appended, frames included.
     pub appended_bytes: u64,
-    /// Batches written: one write(2) each, carrying `appends / batches` edits on average.
+    /// Group commits: flushes led for `FSYNC_WAL` appenders (or [`Wal::sync`]`(true)`), each
+    /// covering every append copied before it. `SYNC_WAL` and `ASYNC_WAL` appends are single
+    /// copies into the mapped segment and need no batch.
     pub batches: u64,
-    /// Most edits written in one batch.
+    /// Most appends made durable by one group commit.
     pub max_batch_edits: u64,
-    /// fdatasync calls, rolls included.
+    /// fdatasync calls, rolls and close included.
     pub fsyncs: u64,
-    /// Time spent in write(2).
+    /// Time spent copying records into the segment (lock wait included; estimated from one
+    /// append in 64).
     pub write_time: Duration,
     /// Time spent in fdatasync.
     pub fsync_time: Duration,
@@ -85,13 +103,10 @@ pub struct WalStats {
 
 #[derive(Default)]
 struct Counters {
-    appends: AtomicU64,
     skipped_appends: AtomicU64,
-    appended_bytes: AtomicU64,
     batches: AtomicU64,
     max_batch_edits: AtomicU64,
     fsyncs: AtomicU64,
-    write_nanos: AtomicU64,
     fsync_nanos: AtomicU64,
     rolls: AtomicU64,
     segments_deleted: AtomicU64,
@@ -100,70 +115,118 @@ struct Counters {
 struct Shared {
     dir: PathBuf,
     options: WalOptions,
-    queue: Mutex<Queue>,
-    /// Signalled whenever a leader finishes (written/synced marks moved, or the WAL broke).
-    done: Condvar,
-    /// Wakes the syncer early (shutdown).
-    wake_syncer: Condvar,
-    writer: Mutex<Writer>,
-    segments: Mutex<Segments>,
+    /// Bytes a new segment is preallocated and mapped with.
+    capacity: u64,
+    active: Mutex<Active>,
+    closed: Mutex<Closed>,
+    sync: Mutex<SyncState>,
+    /// Signalled when a group commit ends.
+    synced: Condvar,
+    bg: Mutex<Background>,
+    /// Wakes the background thread.
+    bg_wake: Condvar,
+    /// Signalled when the background thread has finished preparing a segment.
+    bg_prepared: Condvar,
+    /// Set once a write, sync or roll failed; the reason is in `broken_reason`.
+    broken: AtomicBool,
+    broken_reason: Mutex<Option<String>>,
+    /// Highest segment id whose directory entry is known to be on stable storage.
+    durable_name: AtomicU64,
     stats: Counters,
-    /// `Queue::written_txid`, readable without the lock by spinning waiters.
-    written: AtomicU64,
+    /// An open handle on the directory holding an exclusive `flock` for the WAL's lifetime:
+    /// no second WAL (in this process or another) opens, replays or truncates these segments.
+    _dir_lock: File,
 }
 
-struct Queue {
-    /// Framed records not yet handed to a leader.
-    buf: Vec<u8>,
-    /// A cleared buffer kept from the previous batch, so steady state allocates nothing.
-    spare: Vec<u8>,
-    /// Highest sequence id per region among the records in `buf`.
-    regions: HashMap<Vec<u8>, u64>,
-    spare_regions: HashMap<Vec<u8>, u64>,
-    buf_edits: u64,
-    /// Ticket of the last record queued.
-    next_txid: u64,
-    /// Every ticket up to this is written to the OS.
-    written_txid: u64,
-    /// Every ticket up to this is fdatasync'ed.
-    synced_txid: u64,
-    /// Highest ticket whose owner waits for an fdatasync.
-    fsync_wanted: u64,
-    leader: bool,
-    error: Option<String>,
-    shutdown: bool,
+/// Per-segment "highest sequence id per region": a hash map keyed by the region name, with
+/// a fast non-cryptographic hash (region names are chosen by the server, not by clients).
+type RegionMax = HashMap<Box<[u8]>, u64, BuildHasherDefault<FxHasher>>;
+
+/// The Fx hash (as in rustc): one multiply per 8 bytes.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
-struct Writer {
-    file: File,
-    id: u64,
-    path: PathBuf,
-    size: u64,
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+struct Active {
+    seg: Segment,
+    /// Bytes written into `seg`, header included.
+    offset: u64,
+    /// Roll when a record would end past this (min of capacity and roll size).
+    limit: u64,
+    /// Record bytes appended since open, across segments: the log position.
+    lsn: u64,
+    appends: u64,
+    appended_bytes: u64,
+    write_nanos: u64,
+    regions: RegionMax,
+    /// Ask the background thread to prefault further once `offset` passes this.
+    prefault_at: u64,
 }
 
 struct SegmentMeta {
-    path: PathBuf,
     size: u64,
     regions: BTreeMap<Vec<u8>, u64>,
 }
 
-struct Segments {
-    active_id: u64,
-    active: SegmentMeta,
-    closed: BTreeMap<u64, SegmentMeta>,
+struct Closed {
+    segments: BTreeMap<u64, SegmentMeta>,
     /// Per region, the sequence id up to which it has flushed (HBase's
     /// `SequenceIdAccounting`, reduced to what deciding deletions needs).
     flushed: HashMap<Vec<u8>, u64>,
 }
 
-fn io_err(op: &'static str, path: &Path, offset: u64) -> impl FnOnce(io::Error) -> WalError {
-    let path = path.to_path_buf();
-    move |source| WalError::Io {
-        op,
-        path,
-        offset,
-        source,
-    }
+struct SyncState {
+    /// Every log position up to this is on stable storage.
+    synced_lsn: u64,
+    /// `Active::appends` when `synced_lsn` was last moved by a flush or roll.
+    synced_appends: u64,
+    /// A group commit is running.
+    flushing: bool,
+}
+
+#[derive(Default)]
+struct Background {
+    /// The segment to prepare next (the active one's id + 1).
+    next_id: u64,
+    /// `next_id` is to be prepared.
+    prepare: bool,
+    /// Preparing it right now.
+    preparing: bool,
+    /// A prepared segment, still under its temporary name.
+    prepared: Option<Segment>,
+    /// The writer has moved on: prefault further ahead.
+    prefault: bool,
+    shutdown: bool,
 }
 
 fn sync_dir(dir: &Path) -> Result<(), WalError> {
@@ -172,33 +235,44 @@ fn sync_dir(dir: &Path) -> Result<(), WalError> {
         .map_err(io_err("fsync directory", dir, 0))
 }
 
-/// Creates segment `id` atomically: the header goes to a temporary name, is synced and then
-/// renamed, so a crash during a roll never leaves a segment with a torn header (which replay
-/// would have to treat as damage).
-fn create_segment(dir: &Path, id: u64) -> Result<Writer, WalError> {
-    let path = segment::segment_path(dir, id);
-    let tmp = dir.join(format!("{}.tmp", segment::segment_file_name(id)));
-    let mut file = OpenOptions::new()
+/// Takes the exclusive lock on the WAL directory, waiting up to [`LOCK_WAIT`] for a previous
+/// WAL on it to go away (e.g. one still referenced by threads of a server being dropped).
+fn lock_dir(dir: &Path) -> Result<File, WalError> {
+    let handle = File::open(dir).map_err(io_err("open directory", dir, 0))?;
+    let started = Instant::now();
+    loop {
+        match handle.try_lock() {
+            Ok(()) => return Ok(handle),
+            Err(fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(WalError::Io {
+                    op: "lock (another WAL has it open)",
+                    path: dir.to_path_buf(),
+                    offset: 0,
+                    source: io::ErrorKind::WouldBlock.into(),
+                })
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io_err("lock", dir, 0)(e)),
+        }
+    }
+}
+
+/// Truncates a replayed segment to the `end` of its records: it had a zero-filled tail (a
+/// preallocated segment whose writer died without sealing it).
+fn trim_zero_tail(path: &Path, end: u64) -> Result<(), WalError> {
+    let file = OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
-        .map_err(io_err("create", &tmp, 0))?;
-    file.write_all(&segment::encode_header(id))
-        .map_err(io_err("write header of", &tmp, 0))?;
-    file.sync_all().map_err(io_err("fsync", &tmp, 0))?;
-    fs::rename(&tmp, &path).map_err(io_err("rename to segment", &tmp, 0))?;
-    sync_dir(dir)?;
-    Ok(Writer {
-        file,
-        id,
-        path,
-        size: HEADER_LEN as u64,
-    })
+        .open(path)
+        .map_err(io_err("open", path, 0))?;
+    file.set_len(end)
+        .and_then(|()| file.sync_data())
+        .map_err(io_err("truncate the zero-filled tail of", path, end))
 }
 
 thread_local! {
-    /// Each appender encodes its record here, outside the queue lock.
+    /// Each appender encodes its record here, outside the lock.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -206,18 +280,22 @@ impl Wal {
     /// Opens (creating) the WAL directory: replays every existing segment in id order, calling
     /// `visit` for each edit whose checksum holds, then starts a new segment. Old segments stay
     /// on disk, tracked with the highest sequence id per region they hold, until
-    /// [`Wal::mark_flushed`] allows deleting them.
+    /// [`Wal::mark_flushed`] allows deleting them. The directory is locked (`flock`) while the
+    /// WAL is open: a second open of it waits up to 3 s for the first WAL to be closed or
+    /// dropped, then fails.
     ///
-    /// A segment that ends in a torn, zero-filled or damaged record is replayed up to it and
-    /// the rest is reported in [`ReplayReport::dropped`]; replay goes on with the next segment.
-    /// A segment with a damaged header is an error naming the file. An error from `visit`
-    /// stops the open and is returned.
+    /// A segment that ends in a torn or damaged record is replayed up to it and the rest is
+    /// reported in [`ReplayReport::dropped`]; replay goes on with the next segment. A segment
+    /// that ends in zeros (the preallocated tail a crashed writer leaves) is not a drop: the
+    /// zeros are truncated away. A segment with a damaged header is an error naming the file.
+    /// An error from `visit` stops the open and is returned.
     pub fn open(
         dir: &Path,
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(Wal, ReplayReport), WalError> {
         fs::create_dir_all(dir).map_err(io_err("create directory", dir, 0))?;
+        let dir_lock = lock_dir(dir)?;
         let mut ids = Vec::new();
         for entry in fs::read_dir(dir).map_err(io_err("list", dir, 0))? {
             let entry = entry.map_err(io_err("list", dir, 0))?;
@@ -230,7 +308,8 @@ impl Wal {
                 .and_then(segment::parse_segment_file_name)
                 .is_some()
             {
-                // A roll that crashed before its rename: it never held an edit.
+                // A segment prepared but never used (or a roll that crashed before its
+                // rename): it never held an edit.
                 let p = entry.path();
                 fs::remove_file(&p).map_err(io_err("remove", &p, 0))?;
             }
@@ -250,15 +329,18 @@ impl Wal {
                 visit(edit)
             })?;
             report.segments += 1;
-            report.dropped.extend(scan.dropped);
-            closed.insert(
-                id,
-                SegmentMeta {
-                    path,
-                    size: scan.len,
-                    regions,
-                },
-            );
+            let size = match scan.dropped {
+                Some(d) => {
+                    report.dropped.push(d);
+                    scan.len
+                }
+                None if scan.end < scan.len => {
+                    trim_zero_tail(&path, scan.end)?;
+                    scan.end
+                }
+                None => scan.len,
+            };
+            closed.insert(id, SegmentMeta { size, regions });
         }
 
         let new_id = match ids.last() {
@@ -269,52 +351,60 @@ impl Wal {
                     path: segment::segment_path(dir, last),
                 })?,
         };
-        let writer = create_segment(dir, new_id)?;
-        let segments = Segments {
-            active_id: new_id,
-            active: SegmentMeta {
-                path: writer.path.clone(),
-                size: writer.size,
-                regions: BTreeMap::new(),
-            },
-            closed,
-            flushed: HashMap::new(),
-        };
+        let capacity = segment_capacity(options.roll_size);
+        let seg = Segment::prepare(dir, new_id, capacity)?;
+        mapped::publish(dir, new_id)?;
+        sync_dir(dir)?;
+        let limit = options.roll_size.min(seg.capacity());
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
-            options,
-            queue: Mutex::new(Queue {
-                buf: Vec::new(),
-                spare: Vec::new(),
-                regions: HashMap::new(),
-                spare_regions: HashMap::new(),
-                buf_edits: 0,
-                next_txid: 0,
-                written_txid: 0,
-                synced_txid: 0,
-                fsync_wanted: 0,
-                leader: false,
-                error: None,
-                shutdown: false,
+            capacity,
+            active: Mutex::new(Active {
+                seg,
+                offset: HEADER,
+                limit,
+                lsn: 0,
+                appends: 0,
+                appended_bytes: 0,
+                write_nanos: 0,
+                regions: RegionMax::default(),
+                prefault_at: PREFAULT_STEP,
             }),
-            done: Condvar::new(),
-            wake_syncer: Condvar::new(),
-            writer: Mutex::new(writer),
-            segments: Mutex::new(segments),
+            closed: Mutex::new(Closed {
+                segments: closed,
+                flushed: HashMap::new(),
+            }),
+            sync: Mutex::new(SyncState {
+                synced_lsn: 0,
+                synced_appends: 0,
+                flushing: false,
+            }),
+            synced: Condvar::new(),
+            bg: Mutex::new(Background {
+                next_id: new_id.saturating_add(1),
+                prepare: new_id < u64::MAX,
+                ..Background::default()
+            }),
+            bg_wake: Condvar::new(),
+            bg_prepared: Condvar::new(),
+            broken: AtomicBool::new(false),
+            broken_reason: Mutex::new(None),
+            durable_name: AtomicU64::new(new_id),
             stats: Counters::default(),
-            written: AtomicU64::new(0),
+            options,
+            _dir_lock: dir_lock,
         });
-        let syncer = {
+        let background = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("cairn-wal-syncer".into())
-                .spawn(move || shared.run_syncer())
-                .map_err(io_err("start the syncer thread for", dir, 0))?
+                .spawn(move || shared.run_background())
+                .map_err(io_err("start the background thread for", dir, 0))?
         };
         Ok((
             Wal {
                 shared,
-                syncer: Some(syncer),
+                background: Some(background),
                 closed: false,
             },
             report,
@@ -322,48 +412,52 @@ impl Wal {
     }
 
     /// Appends one edit at the given durability (see the crate docs for what each level
-    /// waits for). Concurrent appenders are written as one batch.
+    /// waits for). `SYNC_WAL` and `ASYNC_WAL` copy the record into the mapped segment and
+    /// return; concurrent `FSYNC_WAL` appenders share one fdatasync.
     pub fn append(&self, edit: &WalEdit, durability: Durability) -> Result<(), WalError> {
         if durability == Durability::SkipWal {
             self.shared.stats.skipped_appends.fetch_add(1, Relaxed);
             return Ok(());
         }
-        SCRATCH.with(|scratch| {
+        let lsn = SCRATCH.with(|scratch| {
             let mut record = scratch.borrow_mut();
             record.clear();
-            segment::encode_record(edit, &mut record)?;
-            let result = self.shared.enqueue(&record, edit, durability);
+            let result = segment::encode_record(edit, &mut record)
+                .and_then(|_| self.shared.copy(&record, edit));
             if record.capacity() > KEEP_BUFFER {
                 *record = Vec::new();
             }
             result
-        })
+        })?;
+        if durability == Durability::FsyncWal {
+            self.shared.sync_to(lsn)?;
+        }
+        Ok(())
     }
 
-    /// Writes everything appended so far to the OS and, with `fsync`, to stable storage
-    /// (HBase's `sync(forceSync)`: hflush or hsync).
+    /// Makes everything appended so far survive a process crash (it already does: appends are
+    /// in the page cache once they return) and, with `fsync`, a machine crash (fdatasync;
+    /// HBase's `sync(forceSync)`: hflush or hsync). Fails if the WAL is broken.
     pub fn sync(&self, fsync: bool) -> Result<(), WalError> {
-        let mut q = self.shared.queue.lock();
-        let txid = q.next_txid;
+        let lsn = self.shared.active.lock().lsn;
+        self.shared.check()?;
         if fsync {
-            q.fsync_wanted = q.fsync_wanted.max(txid);
+            self.shared.sync_to(lsn)?;
         }
-        self.shared.wait(q, txid, fsync)
+        Ok(())
     }
 
-    /// Writes what is queued, fdatasyncs the active segment and starts a new one (HBase's log
-    /// roll). Also done automatically when a segment passes [`WalOptions::roll_size`].
+    /// Seals the active segment (truncated to what was written, fdatasync'ed) and starts a new
+    /// one (HBase's log roll). Also done automatically when a record would take the active
+    /// segment past [`WalOptions::roll_size`].
     pub fn roll(&self) -> Result<(), WalError> {
-        let mut q = self.shared.queue.lock();
-        while q.leader {
-            self.shared.done.wait(&mut q);
+        let mut a = self.shared.active.lock();
+        self.shared.check()?;
+        let result = self.shared.roll_locked(&mut a, 0);
+        if let Err(e) = &result {
+            self.shared.fail(e);
         }
-        if let Some(reason) = &q.error {
-            return Err(WalError::Broken {
-                reason: reason.clone(),
-            });
-        }
-        self.shared.lead(&mut q, true)
+        result
     }
 
     /// Records that `region` has flushed everything up to `sequence_id` to store files, and
@@ -371,16 +465,16 @@ impl Wal {
     /// sequence id. Returns how many segments were deleted. The active segment is never
     /// deleted ([`Wal::roll`] first to release it).
     pub fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
-        let mut s = self.shared.segments.lock();
-        match s.flushed.get_mut(region) {
+        let mut c = self.shared.closed.lock();
+        match c.flushed.get_mut(region) {
             Some(f) => *f = (*f).max(sequence_id),
             None => {
-                s.flushed.insert(region.to_vec(), sequence_id);
+                c.flushed.insert(region.to_vec(), sequence_id);
             }
         }
-        let flushed = &s.flushed;
-        let deletable: Vec<u64> = s
-            .closed
+        let flushed = &c.flushed;
+        let deletable: Vec<u64> = c
+            .segments
             .iter()
             .filter(|(_, seg)| {
                 seg.regions
@@ -393,13 +487,13 @@ impl Wal {
         // crash only replays edits the stores already hold, which replay skips by sequence id.
         let mut removed = 0;
         for id in deletable {
-            let path = &s.closed[&id].path;
-            match fs::remove_file(path) {
+            let path = segment::segment_path(&self.shared.dir, id);
+            match fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_err("delete segment", path, 0)(e)),
+                Err(e) => return Err(io_err("delete segment", &path, 0)(e)),
             }
-            s.closed.remove(&id);
+            c.segments.remove(&id);
             removed += 1;
         }
         self.shared
@@ -411,16 +505,27 @@ impl Wal {
 
     /// Every segment on disk, oldest first, the active one last.
     pub fn segments(&self) -> Vec<SegmentInfo> {
-        let s = self.shared.segments.lock();
-        let info = |id: u64, m: &SegmentMeta, active| SegmentInfo {
-            id,
-            path: m.path.clone(),
-            size: m.size,
-            max_sequence_id: m.regions.clone(),
-            active,
-        };
-        let mut v: Vec<SegmentInfo> = s.closed.iter().map(|(&id, m)| info(id, m, false)).collect();
-        v.push(info(s.active_id, &s.active, true));
+        let a = self.shared.active.lock();
+        let c = self.shared.closed.lock();
+        let dir = &self.shared.dir;
+        let mut v: Vec<SegmentInfo> = c
+            .segments
+            .iter()
+            .map(|(&id, m)| SegmentInfo {
+                id,
+                path: segment::segment_path(dir, id),
+                size: m.size,
+                max_sequence_id: m.regions.clone(),
+                active: false,
+            })
+            .collect();
+        v.push(SegmentInfo {
+            id: a.seg.id(),
+            path: segment::segment_path(dir, a.seg.id()),
+            size: a.offset,
+            max_sequence_id: sorted_regions(&a.regions),
+            active: true,
+        });
         v
     }
 
@@ -436,23 +541,28 @@ impl Wal {
 
     /// Counters since open.
     pub fn stats(&self) -> WalStats {
+        let (appends, appended_bytes, write_nanos) = {
+            let a = self.shared.active.lock();
+            (a.appends, a.appended_bytes, a.write_nanos)
+        };
         let c = &self.shared.stats;
         WalStats {
-            appends: c.appends.load(Relaxed),
+            appends,
             skipped_appends: c.skipped_appends.load(Relaxed),
-            appended_bytes: c.appended_bytes.load(Relaxed),
+            appended_bytes,
             batches: c.batches.load(Relaxed),
             max_batch_edits: c.max_batch_edits.load(Relaxed),
             fsyncs: c.fsyncs.load(Relaxed),
-            write_time: Duration::from_nanos(c.write_nanos.load(Relaxed)),
+            write_time: Duration::from_nanos(write_nanos),
             fsync_time: Duration::from_nanos(c.fsync_nanos.load(Relaxed)),
             rolls: c.rolls.load(Relaxed),
             segments_deleted: c.segments_deleted.load(Relaxed),
         }
     }
 
-    /// Stops the syncer, writes any queued `ASYNC_WAL` edits and fdatasyncs the active
-    /// segment. Dropping a `Wal` does the same but cannot report a failure.
+    /// Stops the background thread, discards the prepared next segment, and seals the active
+    /// segment: truncated to the bytes written and fdatasync'ed. Dropping a `Wal` does the same
+    /// but cannot report a failure.
     pub fn close(mut self) -> Result<(), WalError> {
         self.shutdown()
     }
@@ -462,14 +572,29 @@ impl Wal {
             return Ok(());
         }
         self.closed = true;
-        self.shared.queue.lock().shutdown = true;
-        self.shared.wake_syncer.notify_all();
-        if let Some(syncer) = self.syncer.take() {
-            // The syncer only returns or, on a bug, panics; its panic has been reported on
-            // stderr and the final sync below still runs.
-            let _ = syncer.join();
+        let shared = &self.shared;
+        shared.bg.lock().shutdown = true;
+        shared.bg_wake.notify_all();
+        if let Some(background) = self.background.take() {
+            // The thread only returns or, on a bug, panics; its panic has been reported on
+            // stderr and sealing below still runs.
+            let _ = background.join();
         }
-        self.sync(true)
+        if let Some(prepared) = shared.bg.lock().prepared.take() {
+            let tmp = mapped::tmp_path(&shared.dir, prepared.id());
+            drop(prepared);
+            // Left behind, it would be removed by the next open.
+            let _ = fs::remove_file(tmp);
+        }
+        let mut a = shared.active.lock();
+        shared.check()?;
+        let (id, size) = (a.seg.id(), a.offset);
+        shared.seal(&mut a.seg, size)?;
+        if shared.durable_name.load(Acquire) < id {
+            sync_dir(&shared.dir)?;
+            shared.durable_name.fetch_max(id, Release);
+        }
+        Ok(())
     }
 }
 
@@ -477,6 +602,15 @@ impl Drop for Wal {
     fn drop(&mut self) {
         let _ = self.shutdown();
     }
+}
+
+/// Capacity of a new segment: the roll size rounded up to whole pages, within limits.
+fn segment_capacity(roll_size: u64) -> u64 {
+    const PAGE: u64 = 4096;
+    roll_size
+        .clamp(PAGE, MAX_SEGMENT)
+        .div_ceil(PAGE)
+        .saturating_mul(PAGE)
 }
 
 fn bump(map: &mut BTreeMap<Vec<u8>, u64>, region: &[u8], sequence_id: u64) {
@@ -488,225 +622,313 @@ fn bump(map: &mut BTreeMap<Vec<u8>, u64>, region: &[u8], sequence_id: u64) {
     }
 }
 
+fn sorted_regions(regions: &RegionMax) -> BTreeMap<Vec<u8>, u64> {
+    regions.iter().map(|(r, &s)| (r.to_vec(), s)).collect()
+}
+
 impl Shared {
-    fn enqueue(
-        &self,
-        record: &[u8],
-        edit: &WalEdit,
-        durability: Durability,
-    ) -> Result<(), WalError> {
-        let mut q = self.queue.lock();
-        if let Some(reason) = &q.error {
-            return Err(WalError::Broken {
-                reason: reason.clone(),
-            });
+    /// Fails with [`WalError::Broken`] once anything failed.
+    fn check(&self) -> Result<(), WalError> {
+        if !self.broken.load(Acquire) {
+            return Ok(());
         }
-        q.buf.extend_from_slice(record);
-        q.buf_edits += 1;
-        match q.regions.get_mut(edit.region.as_slice()) {
-            Some(m) => *m = (*m).max(edit.sequence_id),
-            None => {
-                q.regions.insert(edit.region.clone(), edit.sequence_id);
-            }
-        }
-        q.next_txid += 1;
-        let txid = q.next_txid;
-        self.stats.appends.fetch_add(1, Relaxed);
-        self.stats
-            .appended_bytes
-            .fetch_add(record.len() as u64, Relaxed);
-        match durability {
-            Durability::SkipWal => Ok(()),
-            Durability::AsyncWal => {
-                if q.buf.len() >= ASYNC_WRITE_THRESHOLD && !q.leader {
-                    self.lead(&mut q, false)?;
-                }
-                Ok(())
-            }
-            Durability::SyncWal => self.wait(q, txid, false),
-            Durability::FsyncWal => {
-                q.fsync_wanted = q.fsync_wanted.max(txid);
-                self.wait(q, txid, true)
-            }
+        Err(self.broken_error())
+    }
+
+    #[cold]
+    fn broken_error(&self) -> WalError {
+        WalError::Broken {
+            reason: self
+                .broken_reason
+                .lock()
+                .clone()
+                .unwrap_or_else(|| "unknown failure".into()),
         }
     }
 
-    /// Returns once ticket `txid` is written (or synced, with `fsync`), leading batches
-    /// whenever nobody else is.
-    fn wait(&self, mut q: MutexGuard<'_, Queue>, txid: u64, fsync: bool) -> Result<(), WalError> {
-        loop {
-            let reached = if fsync { q.synced_txid } else { q.written_txid };
-            if reached >= txid {
-                return Ok(());
-            }
-            if let Some(reason) = &q.error {
-                return Err(WalError::Broken {
-                    reason: reason.clone(),
-                });
-            }
-            if q.leader {
-                if !fsync && MutexGuard::unlocked(&mut q, || self.spin_until_written(txid)) {
-                    return Ok(());
-                }
-                if q.leader {
-                    self.done.wait(&mut q);
-                }
-            } else {
-                self.lead(&mut q, false)?;
-            }
+    /// Marks the WAL broken by `e` (the first failure is the one reported).
+    #[cold]
+    fn fail(&self, e: &WalError) {
+        let mut reason = self.broken_reason.lock();
+        if reason.is_none() {
+            *reason = Some(e.to_string());
         }
+        self.broken.store(true, Release);
     }
 
-    /// A write(2) takes about a microsecond: waiting for it by spinning (yielding, so that the
-    /// leader gets a core) avoids a futex sleep and wake-up per append. Returns whether `txid`
-    /// was written meanwhile.
-    fn spin_until_written(&self, txid: u64) -> bool {
-        for i in 0..SPINS {
-            if self.written.load(Acquire) >= txid {
-                return true;
-            }
-            if i % 8 == 7 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
+    /// Copies one framed record into the active segment; returns the log position just past it.
+    fn copy(&self, record: &[u8], edit: &WalEdit) -> Result<u64, WalError> {
+        let len = record.len() as u64;
+        let mut a = self.active.lock();
+        self.check()?;
+        if a.offset + len > a.limit {
+            if let Err(e) = self.make_room(&mut a, len) {
+                self.fail(&e);
+                return Err(e);
             }
         }
-        false
-    }
-
-    /// Writes everything queued as one batch. Called with the queue locked and no leader;
-    /// returns with it locked again, the marks moved and every waiter woken.
-    fn lead(&self, q: &mut MutexGuard<'_, Queue>, force_roll: bool) -> Result<(), WalError> {
-        debug_assert!(!q.leader);
-        q.leader = true;
-        let spare = std::mem::take(&mut q.spare);
-        let mut batch = std::mem::replace(&mut q.buf, spare);
-        let spare_regions = std::mem::take(&mut q.spare_regions);
-        let mut regions = std::mem::replace(&mut q.regions, spare_regions);
-        let edits = std::mem::take(&mut q.buf_edits);
-        let end = q.next_txid;
-        let fsync = q.fsync_wanted > q.synced_txid;
-        let result = MutexGuard::unlocked(q, || {
-            self.write_batch(&batch, &regions, edits, fsync, force_roll)
-        });
-        if batch.capacity() <= KEEP_BUFFER {
-            batch.clear();
-            q.spare = batch;
-        }
-        regions.clear();
-        q.spare_regions = regions;
-        q.leader = false;
-        let result = match result {
-            Ok(durable) => {
-                q.written_txid = end;
-                self.written.store(end, Release);
-                if durable {
-                    q.synced_txid = end;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                q.error = Some(e.to_string());
-                Err(e)
-            }
-        };
-        self.done.notify_all();
-        result
-    }
-
-    /// The leader's I/O. Returns whether everything written so far is also fdatasync'ed.
-    fn write_batch(
-        &self,
-        batch: &[u8],
-        regions: &HashMap<Vec<u8>, u64>,
-        edits: u64,
-        fsync: bool,
-        force_roll: bool,
-    ) -> Result<bool, WalError> {
-        let mut w = self.writer.lock();
-        if !batch.is_empty() {
+        let offset = a.offset;
+        if a.appends.is_multiple_of(TIME_SAMPLE) {
             let t = Instant::now();
-            let offset = w.size;
-            w.file
-                .write_all(batch)
-                .map_err(io_err("append to", &w.path, offset))?;
-            self.stats
-                .write_nanos
-                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-            self.stats.batches.fetch_add(1, Relaxed);
-            self.stats.max_batch_edits.fetch_max(edits, Relaxed);
-            w.size += batch.len() as u64;
-            let mut s = self.segments.lock();
-            s.active.size = w.size;
-            for (region, &seq) in regions {
-                bump(&mut s.active.regions, region, seq);
+            a.seg.write_at(offset, record);
+            a.write_nanos += t.elapsed().as_nanos() as u64 * TIME_SAMPLE;
+        } else {
+            a.seg.write_at(offset, record);
+        }
+        a.offset += len;
+        a.lsn += len;
+        a.appends += 1;
+        a.appended_bytes += len;
+        match a.regions.get_mut(edit.region.as_slice()) {
+            Some(max) => {
+                if *max < edit.sequence_id {
+                    *max = edit.sequence_id;
+                }
+            }
+            None => {
+                a.regions
+                    .insert(edit.region.as_slice().into(), edit.sequence_id);
             }
         }
-        let mut durable = false;
-        if fsync {
-            self.fsync(&w)?;
-            durable = true;
+        let lsn = a.lsn;
+        let prefault = a.offset >= a.prefault_at;
+        if prefault {
+            a.prefault_at = a.offset + PREFAULT_STEP;
         }
-        if force_roll || w.size >= self.options.roll_size {
-            self.roll_locked(&mut w)?;
-            durable = true;
+        drop(a);
+        if prefault {
+            self.bg.lock().prefault = true;
+            self.bg_wake.notify_one();
         }
-        Ok(durable)
+        Ok(lsn)
     }
 
-    fn fsync(&self, w: &Writer) -> Result<(), WalError> {
+    /// A record of `len` bytes does not fit under the active segment's limit. An empty
+    /// segment takes any record (growing if it must, for a record larger than a segment);
+    /// otherwise roll.
+    #[cold]
+    fn make_room(&self, a: &mut Active, len: u64) -> Result<(), WalError> {
+        if a.offset > HEADER {
+            return self.roll_locked(a, len);
+        }
+        if HEADER + len > a.seg.capacity() {
+            let grown = a
+                .seg
+                .grow(HEADER + len)
+                .map_err(|e| self.seg_err("grow", a.seg.id(), 0, e))?;
+            a.seg = grown;
+        }
+        a.limit = a.limit.max(HEADER + len);
+        Ok(())
+    }
+
+    #[cold]
+    fn seg_err(&self, op: &'static str, id: u64, offset: u64, e: io::Error) -> WalError {
+        io_err(op, &segment::segment_path(&self.dir, id), offset)(e)
+    }
+
+    /// Truncates a segment to `size` and fdatasyncs it.
+    fn seal(&self, seg: &mut Segment, size: u64) -> Result<(), WalError> {
         let t = Instant::now();
-        w.file
-            .sync_data()
-            .map_err(io_err("fdatasync", &w.path, w.size))?;
+        seg.seal(size)
+            .map_err(|e| self.seg_err("seal (truncate and fdatasync)", seg.id(), size, e))?;
+        self.count_fsync(t);
+        Ok(())
+    }
+
+    fn count_fsync(&self, started: Instant) {
         self.stats
             .fsync_nanos
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            .fetch_add(started.elapsed().as_nanos() as u64, Relaxed);
         self.stats.fsyncs.fetch_add(1, Relaxed);
-        Ok(())
     }
 
-    /// Seals the active segment and starts the next. The old one is fdatasync'ed first so that
+    /// Seals the active segment and switches to the next, sized for at least a `len`-byte
+    /// record. The old one is truncated and fdatasync'ed before the next one is used, so
     /// after a machine crash only the newest segment can have a torn tail.
-    fn roll_locked(&self, w: &mut Writer) -> Result<(), WalError> {
-        self.fsync(w)?;
-        let id = w.id.checked_add(1).ok_or(WalError::SegmentIdsExhausted {
-            path: w.path.clone(),
-        })?;
-        let next = create_segment(&self.dir, id)?;
-        *w = next;
-        let mut s = self.segments.lock();
-        let active = SegmentMeta {
-            path: w.path.clone(),
-            size: w.size,
-            regions: BTreeMap::new(),
-        };
-        let old = std::mem::replace(&mut s.active, active);
-        let old_id = std::mem::replace(&mut s.active_id, id);
-        s.closed.insert(old_id, old);
+    #[cold]
+    fn roll_locked(&self, a: &mut Active, len: u64) -> Result<(), WalError> {
+        let old_id = a.seg.id();
+        let id = old_id
+            .checked_add(1)
+            .ok_or_else(|| WalError::SegmentIdsExhausted {
+                path: segment::segment_path(&self.dir, old_id),
+            })?;
+        let mut next = self.take_prepared(id)?;
+        if next.capacity() < HEADER + len {
+            next = next
+                .grow(HEADER + len)
+                .map_err(|e| io_err("grow", &mapped::tmp_path(&self.dir, id), 0)(e))?;
+        }
+        let size = a.offset;
+        self.seal(&mut a.seg, size)?;
+        mapped::publish(&self.dir, id)?;
+        a.limit = self
+            .options
+            .roll_size
+            .min(next.capacity())
+            .max(HEADER + len);
+        drop(std::mem::replace(&mut a.seg, next));
+        a.offset = HEADER;
+        a.prefault_at = PREFAULT_STEP;
+        let regions = sorted_regions(&a.regions);
+        a.regions.clear();
+        self.closed
+            .lock()
+            .segments
+            .insert(old_id, SegmentMeta { size, regions });
+        {
+            // Everything appended so far is in sealed (fdatasync'ed) segments.
+            let mut s = self.sync.lock();
+            s.synced_lsn = s.synced_lsn.max(a.lsn);
+            s.synced_appends = a.appends;
+        }
         self.stats.rolls.fetch_add(1, Relaxed);
+        {
+            let mut b = self.bg.lock();
+            b.next_id = id.saturating_add(1);
+            b.prepare = id < u64::MAX;
+        }
+        self.bg_wake.notify_one();
         Ok(())
     }
 
-    /// The `ASYNC_WAL` syncer: every interval, writes whatever is queued (without fdatasync:
-    /// the same guarantee as `SYNC_WAL`, just later).
-    fn run_syncer(&self) {
-        let mut q = self.queue.lock();
+    /// The segment `id` prepared by the background thread (waiting if it is being prepared),
+    /// or a new one prepared here.
+    fn take_prepared(&self, id: u64) -> Result<Segment, WalError> {
+        let mut b = self.bg.lock();
+        while b.preparing {
+            self.bg_prepared.wait(&mut b);
+        }
+        // Nothing prepares `id` from here on: only a roll (under `active`, held by the caller)
+        // asks for a segment to be prepared.
+        b.prepare = false;
+        let prepared = b.prepared.take();
+        drop(b);
+        match prepared {
+            Some(seg) if seg.id() == id => Ok(seg),
+            other => {
+                drop(other);
+                Segment::prepare(&self.dir, id, self.capacity)
+            }
+        }
+    }
+
+    /// Returns once log position `lsn` is on stable storage, leading a group commit (one
+    /// fdatasync covering every append copied before it) whenever none is running.
+    fn sync_to(&self, lsn: u64) -> Result<(), WalError> {
+        let mut s = self.sync.lock();
         loop {
-            if q.shutdown {
-                return;
+            if s.synced_lsn >= lsn {
+                return Ok(());
             }
-            self.wake_syncer
-                .wait_for(&mut q, self.options.async_sync_interval);
-            while q.leader && !q.shutdown {
-                self.done.wait(&mut q);
+            self.check()?;
+            if s.flushing {
+                self.synced.wait(&mut s);
+                continue;
             }
-            if q.shutdown {
-                return;
+            s.flushing = true;
+            drop(s);
+            let result = self.flush();
+            s = self.sync.lock();
+            s.flushing = false;
+            match result {
+                Ok((end, appends)) => {
+                    if end > s.synced_lsn {
+                        s.synced_lsn = end;
+                        self.stats.batches.fetch_add(1, Relaxed);
+                        self.stats
+                            .max_batch_edits
+                            .fetch_max(appends.saturating_sub(s.synced_appends), Relaxed);
+                        s.synced_appends = appends;
+                    }
+                    self.synced.notify_all();
+                }
+                Err(e) => {
+                    self.fail(&e);
+                    self.synced.notify_all();
+                    return Err(e);
+                }
             }
-            if q.error.is_none() && q.next_txid > q.written_txid {
-                // A failure is recorded in the queue and reported to every later appender.
-                let _ = self.lead(&mut q, false);
+        }
+    }
+
+    /// One group commit: fdatasyncs the active segment as far as it is written now. Returns
+    /// the log position and append count it covers.
+    fn flush(&self) -> Result<(u64, u64), WalError> {
+        let (file, id, offset, lsn, appends) = {
+            let a = self.active.lock();
+            self.check()?;
+            (
+                Arc::clone(a.seg.file()),
+                a.seg.id(),
+                a.offset,
+                a.lsn,
+                a.appends,
+            )
+        };
+        if self.durable_name.load(Acquire) < id {
+            sync_dir(&self.dir)?;
+            self.durable_name.fetch_max(id, Release);
+        }
+        // If the segment was rolled meanwhile, this is the sealed file: still correct.
+        let t = Instant::now();
+        file.sync_data()
+            .map_err(|e| self.seg_err("fdatasync", id, offset, e))?;
+        self.count_fsync(t);
+        Ok((lsn, appends))
+    }
+
+    /// The background thread: prepares the next segment (so that a roll only has to rename
+    /// it), makes a rolled-to segment's name durable, and keeps the active segment prefaulted
+    /// ahead of the writer.
+    fn run_background(&self) {
+        // (segment id, offset) the active segment is prefaulted to.
+        let mut prefaulted = (0u64, 0u64);
+        loop {
+            let (prepare, prefault) = {
+                let mut b = self.bg.lock();
+                while !b.shutdown && !b.prepare && !b.prefault {
+                    self.bg_wake.wait(&mut b);
+                }
+                if b.shutdown {
+                    return;
+                }
+                let prepare = std::mem::take(&mut b.prepare).then_some(b.next_id);
+                b.preparing = prepare.is_some();
+                (prepare, std::mem::take(&mut b.prefault))
+            };
+            if let Some(id) = prepare {
+                // The active segment (id - 1) was just renamed into place: make its name
+                // durable now, so that FSYNC_WAL appenders rarely have to. Failures are left
+                // to them to report.
+                let active = id - 1;
+                if self.durable_name.load(Acquire) < active && sync_dir(&self.dir).is_ok() {
+                    self.durable_name.fetch_max(active, Release);
+                }
+                // A failure here is retried (and reported) by the roll that needs the segment.
+                let seg = Segment::prepare(&self.dir, id, self.capacity).ok();
+                let mut b = self.bg.lock();
+                b.preparing = false;
+                b.prepared = seg;
+                self.bg_prepared.notify_all();
+            }
+            if prefault {
+                let (map, id, offset, capacity) = {
+                    let a = self.active.lock();
+                    let s = &a.seg;
+                    (Arc::clone(s.map()), s.id(), a.offset, s.capacity())
+                };
+                let from = if prefaulted.0 == id {
+                    prefaulted.1.max(offset)
+                } else {
+                    offset
+                };
+                let to = offset.saturating_add(PREFAULT_AHEAD).min(capacity);
+                if to > from {
+                    mapped::populate(&map, capacity, from, to - from);
+                    prefaulted = (id, to);
+                }
             }
         }
     }
