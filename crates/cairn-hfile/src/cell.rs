@@ -331,10 +331,15 @@ impl<'a> CellRef<'a> {
 
     /// An owned copy.
     pub fn to_owned(&self) -> KeyValue {
+        let key = self.key.as_bytes();
+        let mut buf = Vec::with_capacity(key.len() + self.value.len() + self.tags.len());
+        buf.extend_from_slice(key);
+        buf.extend_from_slice(self.value);
+        buf.extend_from_slice(self.tags);
         KeyValue {
-            key: self.key.as_bytes().to_vec(),
-            value: self.value.to_vec(),
-            tags: self.tags.to_vec(),
+            buf,
+            key_len: key.len() as u32,
+            value_len: self.value.len() as u32,
             sequence_id: self.sequence_id,
         }
     }
@@ -461,9 +466,11 @@ pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
 /// An owned cell.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct KeyValue {
-    key: Vec<u8>,
-    value: Vec<u8>,
-    tags: Vec<u8>,
+    /// The key, then the value, then the tags section: one allocation per cell, which is
+    /// what a memstore holds millions of.
+    buf: Vec<u8>,
+    key_len: u32,
+    value_len: u32,
     sequence_id: u64,
 }
 
@@ -477,10 +484,23 @@ impl KeyValue {
         cell_type: CellType,
         value: &[u8],
     ) -> Result<KeyValue, CellError> {
+        let mut buf = Vec::with_capacity(
+            KEY_INFRASTRUCTURE + row.len() + family.len() + qualifier.len() + value.len(),
+        );
+        write_key(
+            &mut buf,
+            row,
+            family,
+            qualifier,
+            timestamp,
+            cell_type.code(),
+        )?;
+        let key_len = buf.len() as u32;
+        buf.extend_from_slice(value);
         Ok(KeyValue {
-            key: make_key(row, family, qualifier, timestamp, cell_type.code())?,
-            value: value.to_vec(),
-            tags: Vec::new(),
+            buf,
+            key_len,
+            value_len: value.len() as u32,
             sequence_id: 0,
         })
     }
@@ -501,7 +521,9 @@ impl KeyValue {
         if tags.len() > MAX_TAGS_LEN {
             return Err(CellError::TagsTooLong(tags.len()));
         }
-        self.tags = tags;
+        self.buf
+            .truncate(self.key_len as usize + self.value_len as usize);
+        self.buf.extend_from_slice(&tags);
         Ok(self)
     }
 
@@ -514,10 +536,11 @@ impl KeyValue {
     /// A borrowed view.
     #[inline]
     pub fn as_cell(&self) -> CellRef<'_> {
+        let (k, v) = (self.key_len as usize, self.value_len as usize);
         CellRef {
-            key: KeyRef::from_valid(&self.key),
-            value: &self.value,
-            tags: &self.tags,
+            key: KeyRef::from_valid(&self.buf[..k]),
+            value: &self.buf[k..k + v],
+            tags: &self.buf[k + v..],
             sequence_id: self.sequence_id,
         }
     }
@@ -525,7 +548,7 @@ impl KeyValue {
     /// The serialized key.
     #[inline]
     pub fn key(&self) -> KeyRef<'_> {
-        KeyRef::from_valid(&self.key)
+        KeyRef::from_valid(&self.buf[..self.key_len as usize])
     }
 
     /// The sequence id.

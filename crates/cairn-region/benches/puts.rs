@@ -23,6 +23,11 @@
 //! Prints a Markdown table, and one `puts-result key=value ...` line per case, the format
 //! `bench/rocksdb-peer fillseq` prints too, which `bench/puts-vs-rocksdb.sh` reads.
 
+// As the `cairn` binary does: glibc's malloc stalls writers for tens of milliseconds while a
+// flush frees a 128 MiB memstore from another thread.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
