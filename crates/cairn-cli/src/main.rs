@@ -5,13 +5,20 @@
 //!
 //! Exit codes: 0 success, 1 corruption found or an operation failed, 2 bad usage.
 
+mod bench;
 mod checksum;
 mod compact;
 mod hfile;
 mod pe;
 mod progress;
+mod ycsb;
 
 use std::process::ExitCode;
+
+// glibc's malloc makes writers wait tens of milliseconds while a flush frees a memstore of
+// millions of cells from another thread; mimalloc frees across threads without that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +43,9 @@ enum Command {
     /// HBase's PerformanceEvaluation (`hbase pe`) on an embedded store: `cairn pe [options]
     /// <command> <nclients>`, e.g. `cairn pe --rows=100000 randomRead 2`.
     Pe(Box<pe::PeArgs>),
+    /// YCSB's core workloads (A-F) on an embedded store, printing YCSB's output:
+    /// `cairn ycsb load|run|all -P workloada [-p name=value]... [-threads N] [-target N] [-s]`.
+    Ycsb(ycsb::YcsbArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +55,7 @@ fn main() -> ExitCode {
         Command::Hfile(a) => hfile::run(a),
         Command::Compact(a) => compact::run(a),
         Command::Pe(a) => pe::run(*a),
+        Command::Ycsb(a) => ycsb::run(a),
     };
     match result {
         Ok(code) => code,

@@ -18,15 +18,14 @@ use anyhow::{bail, Context, Result};
 use cairn_blockcache::{BlockCacheConfig, BucketCacheConfig, CacheStats};
 use cairn_filter::{Filter, ReturnCode};
 use cairn_hfile::{BloomType, CellRef, Compression};
-use cairn_region::{
-    ColumnFamilyDescriptor, RegionServer, Scan, ServerConfig, TableDescriptor, TableName,
-};
+use cairn_region::{ColumnFamilyDescriptor, RegionServer, Scan, TableDescriptor, TableName};
 use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Args, ValueEnum};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use serde_json::json;
 
+use crate::bench::{cpu_times, parse_size, seed, Store};
 use client::ClientResult;
 
 /// PE's `ROW_LENGTH`: keys are this many decimal digits.
@@ -329,10 +328,6 @@ pub struct Settings {
     pub write_to_wal: bool,
 }
 
-fn parse_size(what: &str, s: &str) -> Result<u64> {
-    parse_size::parse_size(s).with_context(|| format!("{what}={s}: not a size (e.g. 1GiB, 512MiB)"))
-}
-
 struct Plan {
     settings: Settings,
     table: TableName,
@@ -445,26 +440,6 @@ fn split_keys(presplit: u32, total_rows: u64) -> Vec<Vec<u8>> {
     }
     let jump = total_rows / presplit as u64;
     (1..presplit as u64).map(|i| format_row(jump * i)).collect()
-}
-
-/// User and system CPU time of this process.
-fn cpu_times() -> (Duration, Duration) {
-    // SAFETY: `usage` is a valid, writable rusage for the duration of the call.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (tv(usage.ru_utime), tv(usage.ru_stime))
-}
-
-fn seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ ((std::process::id() as u64) << 32)
 }
 
 /// Runs every client of `settings` on its own thread; the first error stops the others.
@@ -706,67 +681,25 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
     }
 
     // The store: a directory of the user's, or a temporary one.
-    let mut temp = None;
-    let root = match &a.data {
-        Some(d) => d.clone(),
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("cairn-pe-")
-                .tempdir()
-                .context("creating a temporary directory")?;
-            let path = t.path().to_path_buf();
-            temp = Some(t);
-            path
-        }
-    };
-    let data_note = match (&a.data, a.keep) {
-        (Some(_), _) => "kept".to_string(),
-        (None, true) => "temporary, kept (--keep)".to_string(),
-        (None, false) => "temporary, deleted at exit".to_string(),
-    };
-    let mut config = ServerConfig::new(&root);
-    config.block_cache = Some(p.cache.clone());
-    let server = RegionServer::open(config)
-        .with_context(|| format!("opening the store at {}", root.display()))?;
-    if server.recovery.cells_replayed > 0 {
-        eprintln!(
-            "cairn pe: recovered {} cells from the WAL of an earlier run",
-            server.recovery.cells_replayed
-        );
-    }
+    let store = Store::open("pe", a.data.as_deref(), a.keep, p.cache.clone())?;
+    let (server, root, data_note) = (&store.server, &store.root, &store.data_note);
     let outcome = (|| -> Result<()> {
-        notes.extend(prepare_table(&server, &p, false)?);
+        notes.extend(prepare_table(server, &p, false)?);
         let regions = server.table(&p.table)?.regions.len();
-        let cache0 = cache_totals(&server);
+        let cache0 = cache_totals(server);
         let bar = crate::progress::count(&s.command.name(), s.rows * s.clients as u64);
         let cpu0 = cpu_times();
-        let (results, wall) = run_clients(&server, &p.table, s, &bar)?;
+        let (results, wall) = run_clients(server, &p.table, s, &bar)?;
         let cpu1 = cpu_times();
         bar.finish_and_clear();
-        let cache1 = cache_totals(&server);
+        let cache1 = cache_totals(server);
         let (user, sys) = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
         report(
-            &a, &p, regions, &results, wall, user, sys, cache0, cache1, &root, &data_note, &notes,
+            &a, &p, regions, &results, wall, user, sys, cache0, cache1, root, data_note, &notes,
         );
         Ok(())
     })();
-    let closed = Instant::now();
-    let close = server.close();
-    if !a.json {
-        eprintln!(
-            "cairn pe: closed the store (memstores flushed) in {:.3} s",
-            closed.elapsed().as_secs_f64()
-        );
-    }
-    drop(server);
-    outcome?;
-    close.context("closing the store")?;
-    if let Some(t) = temp {
-        if a.keep {
-            let path = t.keep();
-            eprintln!("cairn pe: data kept in {}", path.display());
-        }
-    }
+    store.finish(outcome, a.json)?;
     Ok(ExitCode::SUCCESS)
 }
 

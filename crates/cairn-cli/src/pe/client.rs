@@ -11,17 +11,13 @@ use cairn_filter::{
     WhileMatchFilter,
 };
 use cairn_hfile::KeyValue;
-use cairn_region::{
-    Durability, Get, Increment, Put, RegionError, RegionServer, Scan, TableName, TableScanner,
-};
+use cairn_region::{Durability, Get, Increment, Put, RegionServer, Scan, TableName, TableScanner};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 
-use super::{format_row, FilterAllFilter, PeCommand, Settings};
+use crate::bench::busy_retry;
 
-/// How long a write waits out `RegionTooBusy` (the memstore over its blocking limit while a
-/// flush runs) before giving up, as HBase's client retries do.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+use super::{format_row, FilterAllFilter, PeCommand, Settings};
 
 /// What one client did.
 pub struct ClientResult {
@@ -92,22 +88,6 @@ pub fn generate_data(rng: &mut Rng, len: usize) -> Vec<u8> {
     b
 }
 
-/// Runs `f` again while the region is too busy for writes.
-fn busy_retry<T>(waits: &mut u64, mut f: impl FnMut() -> cairn_region::Result<T>) -> Result<T> {
-    let started = Instant::now();
-    let mut pause = Duration::from_micros(200);
-    loop {
-        match f() {
-            Err(RegionError::RegionTooBusy { .. }) if started.elapsed() < BUSY_TIMEOUT => {
-                *waits += 1;
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            other => return other.map_err(anyhow::Error::from),
-        }
-    }
-}
-
 struct Client<'a> {
     sh: &'a Shared<'a>,
     rng: Rng,
@@ -175,7 +155,11 @@ pub fn run(sh: &Shared<'_>, index: usize, seed: u64) -> Result<ClientResult> {
             .with_context(|| format!("client {index}, row {}", i))?;
         if sent {
             let us = t.elapsed().as_micros().max(1) as u64;
-            c.result.latency.saturating_record(us);
+            // `record` grows the auto-resizing histogram; `saturating_record` alone would
+            // clamp every latency past its initial range (2047 us).
+            if c.result.latency.record(us).is_err() {
+                c.result.latency.saturating_record(us);
+            }
         }
         c.result.ops += 1;
         since_tick += 1;
