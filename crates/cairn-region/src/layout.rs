@@ -130,9 +130,12 @@ impl RegionInfo {
         }
     }
 
+    #[inline]
     pub fn contains_row(&self, row: &[u8]) -> bool {
-        row >= self.start_key.as_slice()
-            && (self.end_key.is_empty() || row < self.end_key.as_slice())
+        use cairn_hfile::cell::compare_bytes;
+        use std::cmp::Ordering::Less;
+        (self.start_key.is_empty() || compare_bytes(row, &self.start_key) != Less)
+            && (self.end_key.is_empty() || compare_bytes(row, &self.end_key) == Less)
     }
 
     /// `<table>,<start>,<id>.<encoded>.` for messages.

@@ -107,10 +107,17 @@ impl Table {
         self.enabled.load(Ordering::Acquire)
     }
 
+    #[inline]
     pub fn region_for(&self, row: &[u8]) -> &Arc<Region> {
+        if self.regions.len() == 1 {
+            return &self.regions[0];
+        }
         let i = self
             .regions
-            .partition_point(|r| r.info.start_key.as_slice() <= row)
+            .partition_point(|r| {
+                cairn_hfile::cell::compare_bytes(&r.info.start_key, row)
+                    != std::cmp::Ordering::Greater
+            })
             .saturating_sub(1);
         &self.regions[i]
     }
