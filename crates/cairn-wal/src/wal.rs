@@ -883,9 +883,8 @@ impl Shared {
     /// it), makes a rolled-to segment's name durable, and keeps the active segment prefaulted
     /// ahead of the writer.
     fn run_background(&self) {
-        // (segment id, offset) the active segment is prefaulted to, and written back from.
+        // (segment id, offset) the active segment is prefaulted to.
         let mut prefaulted = (0u64, 0u64);
-        let mut written_back = (0u64, 0u64);
         loop {
             let (prepare, prefault) = {
                 let mut b = self.bg.lock();
@@ -915,27 +914,11 @@ impl Shared {
                 self.bg_prepared.notify_all();
             }
             if prefault {
-                let (map, file, id, offset, capacity) = {
+                let (map, id, offset, capacity) = {
                     let a = self.active.lock();
                     let s = &a.seg;
-                    (
-                        Arc::clone(s.map()),
-                        Arc::clone(s.file()),
-                        s.id(),
-                        a.offset,
-                        s.capacity(),
-                    )
+                    (Arc::clone(s.map()), s.id(), a.offset, s.capacity())
                 };
-                // Start writing back what is behind the writer, without waiting: the
-                // fdatasync that seals a segment at a roll (under the append lock) then finds
-                // little left to write, instead of stalling every writer for a whole segment.
-                if written_back.0 != id {
-                    written_back = (id, 0);
-                }
-                if offset >= written_back.1 + WRITEBACK_STEP {
-                    start_writeback(&file, written_back.1, offset - written_back.1);
-                    written_back.1 = offset;
-                }
                 let from = if prefaulted.0 == id {
                     prefaulted.1.max(offset)
                 } else {
@@ -950,27 +933,3 @@ impl Shared {
         }
     }
 }
-
-/// Bytes appended between two background write-back requests.
-const WRITEBACK_STEP: u64 = 8 << 20;
-
-/// Asks the kernel to start writing `len` bytes of `file` from `offset` back to disk, and
-/// returns at once (`sync_file_range(SYNC_FILE_RANGE_WRITE)`). Best effort: durability still
-/// comes from fdatasync.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &std::fs::File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: the descriptor is open for the duration of the call (`file` is borrowed); the
-    // call reads no memory of ours.
-    unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset as libc::off64_t,
-            len as libc::off64_t,
-            libc::SYNC_FILE_RANGE_WRITE,
-        );
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &std::fs::File, _offset: u64, _len: u64) {}
