@@ -123,6 +123,10 @@ struct Shared {
     /// Signalled when a group commit ends.
     synced: Condvar,
     bg: Mutex<Background>,
+    /// Rolled-away segments waiting to be truncated and fdatasync'ed, oldest first.
+    seal_queue: Mutex<std::collections::VecDeque<SealJob>>,
+    /// Held by whoever seals queued segments, so they are sealed in order.
+    sealer: Mutex<()>,
     /// Wakes the background thread.
     bg_wake: Condvar,
     /// Signalled when the background thread has finished preparing a segment.
@@ -214,6 +218,16 @@ struct SyncState {
     flushing: bool,
 }
 
+/// A segment the writer has rolled away from, to be sealed off the append path.
+struct SealJob {
+    seg: Segment,
+    /// Bytes written, header included: the segment is truncated to this.
+    size: u64,
+    /// Log position and append count at its end: durable once it is sealed.
+    end_lsn: u64,
+    appends: u64,
+}
+
 #[derive(Default)]
 struct Background {
     /// The segment to prepare next (the active one's id + 1).
@@ -226,6 +240,8 @@ struct Background {
     prepared: Option<Segment>,
     /// The writer has moved on: prefault further ahead.
     prefault: bool,
+    /// A rolled-away segment is waiting to be sealed.
+    seal: bool,
     shutdown: bool,
 }
 
@@ -385,6 +401,8 @@ impl Wal {
                 prepare: new_id < u64::MAX,
                 ..Background::default()
             }),
+            seal_queue: Mutex::new(std::collections::VecDeque::new()),
+            sealer: Mutex::new(()),
             bg_wake: Condvar::new(),
             bg_prepared: Condvar::new(),
             broken: AtomicBool::new(false),
@@ -449,15 +467,19 @@ impl Wal {
 
     /// Seals the active segment (truncated to what was written, fdatasync'ed) and starts a new
     /// one (HBase's log roll). Also done automatically when a record would take the active
-    /// segment past [`WalOptions::roll_size`].
+    /// segment past [`WalOptions::roll_size`]; then the background thread seals the old
+    /// segment, so writers do not wait for its fdatasync.
     pub fn roll(&self) -> Result<(), WalError> {
         let mut a = self.shared.active.lock();
         self.shared.check()?;
         let result = self.shared.roll_locked(&mut a, 0);
+        drop(a);
         if let Err(e) = &result {
             self.shared.fail(e);
         }
-        result
+        result?;
+        // An explicit roll returns with the old segment sealed.
+        self.shared.seal_pending()
     }
 
     /// Records that `region` has flushed everything up to `sequence_id` to store files, and
@@ -586,6 +608,7 @@ impl Wal {
             // Left behind, it would be removed by the next open.
             let _ = fs::remove_file(tmp);
         }
+        shared.seal_pending()?;
         let mut a = shared.active.lock();
         shared.check()?;
         let (id, size) = (a.seg.id(), a.offset);
@@ -761,14 +784,22 @@ impl Shared {
                 .map_err(|e| io_err("grow", &mapped::tmp_path(&self.dir, id), 0)(e))?;
         }
         let size = a.offset;
-        self.seal(&mut a.seg, size)?;
         mapped::publish(&self.dir, id)?;
         a.limit = self
             .options
             .roll_size
             .min(next.capacity())
             .max(HEADER + len);
-        drop(std::mem::replace(&mut a.seg, next));
+        let old = std::mem::replace(&mut a.seg, next);
+        // Sealing (truncate + fdatasync of up to a whole segment) happens off the append
+        // lock: the background thread does it, or an FSYNC_WAL group commit that needs it.
+        // Until then the old file may end in zeros, which replay reads as a clean end.
+        self.seal_queue.lock().push_back(SealJob {
+            seg: old,
+            size,
+            end_lsn: a.lsn,
+            appends: a.appends,
+        });
         a.offset = HEADER;
         a.prefault_at = PREFAULT_STEP;
         let regions = sorted_regions(&a.regions);
@@ -777,17 +808,12 @@ impl Shared {
             .lock()
             .segments
             .insert(old_id, SegmentMeta { size, regions });
-        {
-            // Everything appended so far is in sealed (fdatasync'ed) segments.
-            let mut s = self.sync.lock();
-            s.synced_lsn = s.synced_lsn.max(a.lsn);
-            s.synced_appends = a.appends;
-        }
         self.stats.rolls.fetch_add(1, Relaxed);
         {
             let mut b = self.bg.lock();
             b.next_id = id.saturating_add(1);
             b.prepare = id < u64::MAX;
+            b.seal = true;
         }
         self.bg_wake.notify_one();
         Ok(())
@@ -811,6 +837,30 @@ impl Shared {
                 drop(other);
                 Segment::prepare(&self.dir, id, self.capacity)
             }
+        }
+    }
+
+    /// Seals every rolled-away segment still waiting, oldest first, and records that the log
+    /// is durable up to the end of each.
+    fn seal_pending(&self) -> Result<(), WalError> {
+        let _in_order = self.sealer.lock();
+        loop {
+            let job = self.seal_queue.lock().pop_front();
+            let Some(mut job) = job else {
+                return Ok(());
+            };
+            if let Err(e) = self.seal(&mut job.seg, job.size) {
+                self.fail(&e);
+                self.synced.notify_all();
+                return Err(e);
+            }
+            let mut s = self.sync.lock();
+            if job.end_lsn > s.synced_lsn {
+                s.synced_lsn = job.end_lsn;
+                s.synced_appends = s.synced_appends.max(job.appends);
+            }
+            drop(s);
+            self.synced.notify_all();
         }
     }
 
@@ -856,6 +906,8 @@ impl Shared {
     /// One group commit: fdatasyncs the active segment as far as it is written now. Returns
     /// the log position and append count it covers.
     fn flush(&self) -> Result<(u64, u64), WalError> {
+        // The log is durable up to the active segment's end only if every older segment is.
+        self.seal_pending()?;
         let (file, id, offset, lsn, appends) = {
             let a = self.active.lock();
             self.check()?;
@@ -888,11 +940,17 @@ impl Shared {
         loop {
             let (prepare, prefault) = {
                 let mut b = self.bg.lock();
-                while !b.shutdown && !b.prepare && !b.prefault {
+                while !b.shutdown && !b.prepare && !b.prefault && !b.seal {
                     self.bg_wake.wait(&mut b);
                 }
                 if b.shutdown {
                     return;
+                }
+                if std::mem::take(&mut b.seal) {
+                    drop(b);
+                    // A failure marks the WAL broken; appenders then report it.
+                    let _ = self.seal_pending();
+                    continue;
                 }
                 let prepare = std::mem::take(&mut b.prepare).then_some(b.next_id);
                 b.preparing = prepare.is_some();
