@@ -130,6 +130,20 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         }
     }
 
+    /// Like [`seek`](Self::seek) for a key at or after the current cell: when the index puts
+    /// `key` in the block already held, searches only that block (with its cell index)
+    /// instead of reading the block again (HBase's `reseek`).
+    pub fn reseek(&mut self, key: &[u8]) -> Result<bool> {
+        let current = self.block.as_ref().map(|b| b.offset());
+        match self.reader.locate_data_block(key)? {
+            Some((offset, _)) if Some(offset) == current => {
+                let search = KeyRef::parse(key)?;
+                self.seek_in_block(&search)
+            }
+            _ => self.seek(key),
+        }
+    }
+
     /// Positions at the last cell whose key sorts before `key` (HBase's `seekBefore`, which
     /// reversed scans use); false if no cell does.
     pub fn seek_before(&mut self, key: &[u8]) -> Result<bool> {

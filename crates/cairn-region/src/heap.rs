@@ -79,9 +79,10 @@ impl CellScanner for StoreFileScanner {
     }
 
     /// Steps forward while the target is near (most reseeks in a scan land a cell or two
-    /// ahead, often in the same block); falls back to an index seek when it is not.
+    /// ahead); otherwise lets the file scanner search, within the block it holds when the
+    /// index says the target is there (multi-gets walking a batch in key order).
     fn reseek(&mut self, key: &[u8]) -> Result<()> {
-        const MAX_STEPS: usize = 8;
+        const MAX_STEPS: usize = 2;
         let target = cairn_hfile::KeyRef::parse(key)?;
         for _ in 0..MAX_STEPS {
             match self.peek() {
@@ -96,7 +97,8 @@ impl CellScanner for StoreFileScanner {
             .peek()
             .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
         {
-            self.seek(key)?;
+            self.exhausted = !self.inner.reseek(key)?;
+            self.skip_invisible()?;
         }
         Ok(())
     }
