@@ -45,6 +45,22 @@ pub fn cpu_times() -> (Duration, Duration) {
     (tv(usage.ru_utime), tv(usage.ru_stime))
 }
 
+/// Bytes in binary units for reports (`1.5 MiB`).
+pub fn human(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// A seed that differs between runs and processes.
 pub fn seed() -> u64 {
     let t = std::time::SystemTime::now()

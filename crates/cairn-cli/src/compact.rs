@@ -3,11 +3,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use cairn_region::compaction::CompactionConfig;
 use cairn_region::offline;
+
+use crate::bench::{cpu_times, human};
 use clap::Args;
 
 #[derive(Args)]
@@ -31,19 +33,17 @@ pub struct CompactArgs {
 
 pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut config = CompactionConfig::default();
+    let mut major = a.major;
     for p in &a.properties {
         let Some((k, v)) = p.split_once('=') else {
             bail!("-D {p}: expected KEY=VALUE");
         };
-        if k == "hbase.compactiontool.compact.major" && v.trim() == "true" {
+        if k.trim() == "hbase.compactiontool.compact.major" {
+            major |= v.trim() == "true";
             continue;
         }
         config.set(k.trim(), v).map_err(anyhow::Error::msg)?;
     }
-    let major = a.major
-        || a.properties
-            .iter()
-            .any(|p| p.replace(' ', "") == "hbase.compactiontool.compact.major=true");
     let mut stores = Vec::new();
     for p in &a.paths {
         stores.extend(offline::family_dirs(p).with_context(|| format!("{}", p.display()))?);
@@ -143,31 +143,4 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// User and system CPU time of this process.
-fn cpu_times() -> (Duration, Duration) {
-    // SAFETY: `usage` is a valid, writable rusage for the duration of the call.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (tv(usage.ru_utime), tv(usage.ru_stime))
-}
-
-fn human(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }

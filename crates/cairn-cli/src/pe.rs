@@ -25,7 +25,7 @@ use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use serde_json::json;
 
-use crate::bench::{cpu_times, parse_size, seed, Store};
+use crate::bench::{cpu_times, human, parse_size, seed, Store};
 use client::ClientResult;
 
 /// PE's `ROW_LENGTH`: keys are this many decimal digits.
@@ -624,21 +624,6 @@ fn mb_per_s(s: &Settings, rows: u64, elapsed: Duration) -> f64 {
 
 fn per_s(n: u64, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64().max(1e-9)
-}
-
-fn human(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 fn cache_totals(server: &RegionServer) -> Option<CacheStats> {

@@ -168,15 +168,8 @@ impl RegionInfo {
     }
 
     pub fn decode(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
-        let corrupt = |reason: String| RegionError::Corrupt {
-            path: path.display().to_string(),
-            reason,
-        };
-        let body = bytes
-            .strip_prefix(PB_MAGIC)
-            .ok_or_else(|| corrupt("does not start with PBUF".into()))?;
-        let m = pb::RegionInfoPb::decode_length_delimited(body)
-            .map_err(|e| corrupt(format!("RegionInfo does not parse: {e}")))?;
+        let m = pb::RegionInfoPb::decode_length_delimited(pb_body(bytes, path)?)
+            .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
         let table = TableName {
             namespace: String::from_utf8_lossy(&m.table_name.namespace).into_owned(),
             qualifier: String::from_utf8_lossy(&m.table_name.qualifier).into_owned(),
@@ -188,6 +181,20 @@ impl RegionInfo {
             m.region_id,
         ))
     }
+}
+
+fn corrupt(path: &Path, reason: String) -> RegionError {
+    RegionError::Corrupt {
+        path: path.display().to_string(),
+        reason,
+    }
+}
+
+/// The protobuf message after HBase's `PBUF` prefix.
+fn pb_body<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
+    bytes
+        .strip_prefix(PB_MAGIC)
+        .ok_or_else(|| corrupt(path, "does not start with PBUF".into()))
 }
 
 pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
@@ -234,18 +241,11 @@ pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
 }
 
 pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescriptor> {
-    let corrupt = |reason: String| RegionError::Corrupt {
-        path: path.display().to_string(),
-        reason,
-    };
-    let body = bytes
-        .strip_prefix(PB_MAGIC)
-        .ok_or_else(|| corrupt("does not start with PBUF".into()))?;
-    let m = pb::TableSchema::decode(body)
-        .map_err(|e| corrupt(format!("TableSchema does not parse: {e}")))?;
+    let m = pb::TableSchema::decode(pb_body(bytes, path)?)
+        .map_err(|e| corrupt(path, format!("TableSchema does not parse: {e}")))?;
     let tn = m
         .table_name
-        .ok_or_else(|| corrupt("no table name".into()))?;
+        .ok_or_else(|| corrupt(path, "no table name".into()))?;
     let mut d = TableDescriptor::new(TableName {
         namespace: String::from_utf8_lossy(&tn.namespace).into_owned(),
         qualifier: String::from_utf8_lossy(&tn.qualifier).into_owned(),

@@ -76,7 +76,6 @@ pub struct Region {
     pub metrics: Arc<RegionMetrics>,
     config: RegionConfig,
     closed: AtomicBool,
-    last_flush_ms: AtomicU64,
 }
 
 impl std::fmt::Debug for Region {
@@ -144,7 +143,6 @@ impl Region {
             metrics: Arc::default(),
             config,
             closed: AtomicBool::new(false),
-            last_flush_ms: AtomicU64::new(now_ms() as u64),
         })
     }
 
@@ -424,16 +422,27 @@ impl Region {
     ) -> Result<bool> {
         let _row = self.row_lock(&put.row).write();
         self.check_family(family)?;
-        let current = self.get(Get::new(&put.row).column(family, qualifier))?;
-        let matches = match (current.first(), expected) {
-            (None, None) => true,
-            (Some(c), Some(v)) => c.as_cell().value == v,
-            _ => false,
-        };
+        let matches = self.newest_value_is(&put.row, family, qualifier, expected)?;
         if matches {
             self.put_locked(put)?;
         }
         Ok(matches)
+    }
+
+    /// Whether the newest version of a column has value `expected` (`None`: no value).
+    fn newest_value_is(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+    ) -> Result<bool> {
+        let current = self.get(Get::new(row).column(family, qualifier))?;
+        Ok(match (current.first(), expected) {
+            (None, None) => true,
+            (Some(c), Some(v)) => c.as_cell().value == v,
+            _ => false,
+        })
     }
 
     /// Like [`Region::check_and_put`] for a delete.
@@ -446,12 +455,7 @@ impl Region {
     ) -> Result<bool> {
         let _row = self.row_lock(&delete.row).write();
         self.check_family(family)?;
-        let current = self.get(Get::new(&delete.row).column(family, qualifier))?;
-        let matches = match (current.first(), expected) {
-            (None, None) => true,
-            (Some(c), Some(v)) => c.as_cell().value == v,
-            _ => false,
-        };
+        let matches = self.newest_value_is(&delete.row, family, qualifier, expected)?;
         if matches {
             self.delete_locked(delete)?;
         }
@@ -516,7 +520,8 @@ impl Region {
                 batch: 0,
                 limit: 0,
                 single_row: true,
-                guard: self.read_points.register(rp),
+                // The batch's registration above covers every get in it.
+                guard: None,
                 metrics: Some(self.metrics.clone()),
             });
             one.mark_started();
@@ -607,7 +612,7 @@ impl Region {
             batch: scan.batch,
             limit: scan.limit,
             single_row: scan.single_row,
-            guard,
+            guard: Some(guard),
             metrics: Some(self.metrics.clone()),
         }))
     }
@@ -677,7 +682,6 @@ impl Region {
         if let Some(wal) = self.wal.get() {
             wal.mark_flushed(self.info.encoded_name.as_bytes(), seq)?;
         }
-        self.last_flush_ms.store(now_ms() as u64, Ordering::Relaxed);
         Ok(outcome)
     }
 

@@ -74,7 +74,8 @@ pub struct RegionScanner {
     /// Reversed scans: the next row is the last one before this key.
     reverse_cursor: Option<Vec<u8>>,
     metrics: Option<Arc<crate::metrics::RegionMetrics>>,
-    _guard: ReadPointGuard,
+    /// `None` when the caller holds the registration (a multi-get's batch).
+    _guard: Option<ReadPointGuard>,
 }
 
 pub(crate) struct ScannerParts {
@@ -87,7 +88,7 @@ pub(crate) struct ScannerParts {
     pub batch: usize,
     pub limit: usize,
     pub single_row: bool,
-    pub guard: ReadPointGuard,
+    pub guard: Option<ReadPointGuard>,
     pub metrics: Option<Arc<crate::metrics::RegionMetrics>>,
 }
 
@@ -125,10 +126,6 @@ impl RegionScanner {
     /// Hands the filter, with its state, to the next region's scanner.
     pub(crate) fn take_filter(&mut self) -> Option<Box<dyn Filter>> {
         self.filter.take()
-    }
-
-    pub(crate) fn rows_returned(&self) -> usize {
-        self.rows
     }
 
     /// The next row (or part of one, with a batch limit); `None` at the end.

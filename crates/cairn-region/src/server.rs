@@ -754,8 +754,6 @@ impl TableScanner {
                 return Ok(Some(row));
             }
             let filter = cur.take_filter();
-            let returned = cur.rows_returned();
-            let _ = returned;
             let next = if self.template.reversed {
                 self.region.checked_sub(1)
             } else {
