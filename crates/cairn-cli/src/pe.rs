@@ -295,6 +295,10 @@ pub struct PeArgs {
     /// Add an off-heap L2 bucket cache of this size for data blocks (hbase.bucketcache.size).
     #[arg(long = "bucketCacheSize", value_name = "SIZE")]
     bucket_cache_size: Option<String>,
+    /// Before the timed run, scan the whole table once (untimed) so its blocks are in the block
+    /// cache, as a long-running server's would be (cairn's own; not a PE option).
+    #[arg(long = "warmCache")]
+    warm_cache: bool,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -671,6 +675,10 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
     let outcome = (|| -> Result<()> {
         notes.extend(prepare_table(server, &p, false)?);
         let regions = server.table(&p.table)?.regions.len();
+        if a.warm_cache {
+            let mut scanner = server.scanner(&p.table, Scan::new())?;
+            while scanner.next_row()?.is_some() {}
+        }
         let cache0 = cache_totals(server);
         let bar = crate::progress::count(&s.command.name(), s.rows * s.clients as u64);
         let cpu0 = cpu_times();
