@@ -41,10 +41,15 @@ fn layout(root: &Path) -> PathBuf {
     let table_dir = root.join("data/default/t");
     let desc = TableDescriptor::new(name.clone())
         .with_family(ColumnFamilyDescriptor::new("f").max_versions(3));
-    write_table_descriptor(&table_dir, &desc).unwrap();
+    write_table_descriptor(&cairn_region::layout::LOCAL, &table_dir, &desc).unwrap();
     let region = RegionInfo::new(name, b"", b"", 1_700_000_000_000);
     let family = table_dir.join(&region.encoded_name).join("f");
-    write_region_info(family.parent().unwrap(), &region).unwrap();
+    write_region_info(
+        &cairn_region::layout::LOCAL,
+        family.parent().unwrap(),
+        &region,
+    )
+    .unwrap();
     fs::create_dir_all(&family).unwrap();
     family
 }

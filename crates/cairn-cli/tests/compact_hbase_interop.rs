@@ -149,10 +149,10 @@ fn layout(root: &Path, max_versions: u32) -> PathBuf {
     let table_dir = root.join("data/default/t");
     let desc = TableDescriptor::new(name.clone())
         .with_family(ColumnFamilyDescriptor::new("f").max_versions(max_versions));
-    write_table_descriptor(&table_dir, &desc).unwrap();
+    write_table_descriptor(&cairn_region::layout::LOCAL, &table_dir, &desc).unwrap();
     let region = RegionInfo::new(name, b"", b"", 1_700_000_000_000);
     let region_dir = table_dir.join(&region.encoded_name);
-    write_region_info(&region_dir, &region).unwrap();
+    write_region_info(&cairn_region::layout::LOCAL, &region_dir, &region).unwrap();
     let family_dir = region_dir.join("f");
     fs::create_dir_all(&family_dir).unwrap();
     family_dir

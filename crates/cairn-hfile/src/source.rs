@@ -1,75 +1,16 @@
 //! Where the reader's bytes and blocks come from.
 //!
-//! [`RawSource`]: positional reads of a file (local disk now; HDFS later). [`BlockSource`]:
+//! [`RawSource`] (from cairn-fs): positional reads of a file, local or on HDFS. [`BlockSource`]:
 //! verified, decompressed blocks by offset; [`FileBlockSource`] reads them from a raw source and
 //! falls back to a secondary copy when a block is corrupt, and a block cache can wrap any
 //! block source without the reader knowing.
 
-use std::fs::File;
-use std::io;
-use std::path::Path;
 use std::sync::Arc;
-
-use bytes::Bytes;
 
 use crate::block::{decode_block, on_disk_size_from_header, Block, DecodeContext, HEADER_SIZE};
 use crate::error::{HFileError, Result};
 
-/// Positional reads of one file's bytes.
-pub trait RawSource: Send + Sync {
-    /// File length.
-    fn len(&self) -> u64;
-
-    /// True for an empty file.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Reads exactly `len` bytes at `offset`.
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes>;
-}
-
-/// A local file read with `pread`.
-pub struct LocalFile {
-    file: File,
-    len: u64,
-}
-
-impl LocalFile {
-    /// Opens `path`.
-    pub fn open(path: impl AsRef<Path>) -> io::Result<LocalFile> {
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
-        Ok(LocalFile { file, len })
-    }
-}
-
-impl RawSource for LocalFile {
-    fn len(&self) -> u64 {
-        self.len
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        use std::os::unix::fs::FileExt;
-        let mut buf = vec![0u8; len];
-        self.file.read_exact_at(&mut buf, offset)?;
-        Ok(Bytes::from(buf))
-    }
-}
-
-/// Bytes in memory as a file (tests, fuzzing, files already read).
-impl RawSource for Bytes {
-    fn len(&self) -> u64 {
-        Bytes::len(self) as u64
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
-        let end = start.checked_add(len).filter(|&e| e <= Bytes::len(self));
-        end.map(|end| self.slice(start..end))
-            .ok_or_else(|| io::ErrorKind::UnexpectedEof.into())
-    }
-}
+pub use cairn_fs::{LocalFile, RawSource};
 
 /// Why a block is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

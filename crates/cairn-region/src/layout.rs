@@ -5,9 +5,12 @@
 //! (`PBUF` + delimited `RegionInfo`), `<region>/<family>/<32 hex>` its store files, written
 //! first under `<region>/.tmp/<family>/` and renamed in. The WAL lives in `<root>/WALs/`.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use cairn_fs::{FileSystem, LocalFileSystem};
+
+/// The local filesystem, for callers of this module that only ever work on local disk.
+pub const LOCAL: LocalFileSystem = LocalFileSystem;
 
 use md5::{Digest, Md5};
 use prost::Message;
@@ -285,26 +288,38 @@ pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescrip
 }
 
 /// Writes the table descriptor as `.tabledesc/.tableinfo.0000000001.<len>` (HBase 2.6's name).
-pub fn write_table_descriptor(table_dir: &Path, d: &TableDescriptor) -> Result<()> {
+pub fn write_table_descriptor(
+    fs: &dyn FileSystem,
+    table_dir: &Path,
+    d: &TableDescriptor,
+) -> Result<()> {
     let dir = table_dir.join(TABLE_DESC_DIR);
-    fs::create_dir_all(&dir).map_err(|e| RegionError::io(&dir, e))?;
+    fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
     let bytes = encode_table_descriptor(d);
     let path = dir.join(format!(".tableinfo.{:010}.{}", 1, bytes.len()));
-    write_atomically(&path, &bytes)
+    write_atomically(fs, &path, &bytes)
 }
 
 /// Reads the newest `.tableinfo*` of a table directory (any of HBase's naming forms).
-pub fn read_table_descriptor(table_dir: &Path) -> Result<Option<TableDescriptor>> {
+pub fn read_table_descriptor(
+    fs: &dyn FileSystem,
+    table_dir: &Path,
+) -> Result<Option<TableDescriptor>> {
     let dir = table_dir.join(TABLE_DESC_DIR);
-    let Ok(entries) = fs::read_dir(&dir) else {
+    let Ok(entries) = fs.list(&dir) else {
         return Ok(None);
     };
     let mut best: Option<(u64, PathBuf)> = None;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for e in entries {
+        let Some(name) = e.path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
         let Some(rest) = name.strip_prefix(".tableinfo") else {
             continue;
         };
+        if rest.ends_with(".tmp") {
+            continue;
+        }
         let seq = rest
             .trim_start_matches('.')
             .split('.')
@@ -312,43 +327,32 @@ pub fn read_table_descriptor(table_dir: &Path) -> Result<Option<TableDescriptor>
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         if best.as_ref().is_none_or(|(s, _)| seq >= *s) {
-            best = Some((seq, e.path()));
+            best = Some((seq, e.path));
         }
     }
     let Some((_, path)) = best else {
         return Ok(None);
     };
-    let bytes = fs::read(&path).map_err(|e| RegionError::io(&path, e))?;
+    let bytes = fs.read(&path).map_err(|e| RegionError::io(&path, e))?;
     decode_table_descriptor(&bytes, &path).map(Some)
 }
 
-pub fn write_region_info(region_dir: &Path, info: &RegionInfo) -> Result<()> {
-    fs::create_dir_all(region_dir).map_err(|e| RegionError::io(region_dir, e))?;
-    write_atomically(&region_dir.join(REGION_INFO_FILE), &info.encode())
+pub fn write_region_info(fs: &dyn FileSystem, region_dir: &Path, info: &RegionInfo) -> Result<()> {
+    fs.mkdirs(region_dir)
+        .map_err(|e| RegionError::io(region_dir, e))?;
+    write_atomically(fs, &region_dir.join(REGION_INFO_FILE), &info.encode())
 }
 
-pub fn read_region_info(region_dir: &Path) -> Result<RegionInfo> {
+pub fn read_region_info(fs: &dyn FileSystem, region_dir: &Path) -> Result<RegionInfo> {
     let path = region_dir.join(REGION_INFO_FILE);
-    let bytes = fs::read(&path).map_err(|e| RegionError::io(&path, e))?;
+    let bytes = fs.read(&path).map_err(|e| RegionError::io(&path, e))?;
     RegionInfo::decode(&bytes, &path)
 }
 
 /// Writes through a temporary name, syncs, renames: readers see the old file or the new one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut f = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| RegionError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| RegionError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| RegionError::io(path, e))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")));
-    Ok(())
-}
-
-/// Makes a rename durable; best effort where directories cannot be opened.
-pub fn sync_dir(dir: &Path) {
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
+pub fn write_atomically(fs: &dyn FileSystem, path: &Path, bytes: &[u8]) -> Result<()> {
+    fs.write_atomic(path, bytes)
+        .map_err(|e| RegionError::io(path, e))
 }
 
 #[cfg(test)]
@@ -376,7 +380,8 @@ mod tests {
             )
             .with_family(ColumnFamilyDescriptor::new("b"));
         let dir = tempfile::tempdir().unwrap();
-        write_table_descriptor(dir.path(), &d).unwrap();
-        assert_eq!(read_table_descriptor(dir.path()).unwrap().unwrap(), d);
+        let fs = cairn_fs::LocalFileSystem;
+        write_table_descriptor(&fs, dir.path(), &d).unwrap();
+        assert_eq!(read_table_descriptor(&fs, dir.path()).unwrap().unwrap(), d);
     }
 }

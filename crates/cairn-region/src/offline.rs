@@ -69,7 +69,7 @@ pub fn family_dirs(path: &Path) -> Result<Vec<(PathBuf, ColumnFamilyDescriptor)>
         )));
     };
     let desc = match &table_dir {
-        Some(t) => layout::read_table_descriptor(t)?,
+        Some(t) => layout::read_table_descriptor(&cairn_fs::LocalFileSystem, t)?,
         None => None,
     };
     Ok(fams
@@ -101,7 +101,12 @@ pub fn compact_family(
     let region_dir = family_dir.parent().ok_or_else(|| {
         RegionError::InvalidArgument(format!("{}: has no parent", family_dir.display()))
     })?;
-    let store = Store::open(region_dir, family, None)?;
+    let store = Store::open(
+        std::sync::Arc::new(cairn_fs::LocalFileSystem),
+        region_dir,
+        family,
+        None,
+    )?;
     let mut report = StoreReport {
         family_dir: family_dir.to_path_buf(),
         files_before: store.file_count(),

@@ -2,12 +2,12 @@
 //! paths (HBase's `HRegion`).
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cairn_blockcache::CombinedBlockCache;
+use cairn_fs::{FileSystem, LocalFileSystem};
 use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
 use cairn_hfile::KeyValue;
 use cairn_wal::{Durability, Wal, WalEdit};
@@ -35,6 +35,8 @@ pub struct RegionConfig {
     pub block_multiplier: u64,
     pub compaction: CompactionConfig,
     pub throttle: Throttle,
+    /// Where the region's files live (local disk unless the server's root says otherwise).
+    pub fs: Arc<dyn FileSystem>,
 }
 
 impl Default for RegionConfig {
@@ -43,6 +45,7 @@ impl Default for RegionConfig {
             block_multiplier: 4,
             compaction: CompactionConfig::default(),
             throttle: Throttle::default(),
+            fs: Arc::new(LocalFileSystem),
         }
     }
 }
@@ -97,7 +100,7 @@ impl Region {
         config: RegionConfig,
     ) -> Result<Region> {
         let dir = table_dir.join(&info.encoded_name);
-        layout::write_region_info(&dir, &info)?;
+        layout::write_region_info(&*config.fs, &dir, &info)?;
         Region::open(&dir, descriptor, wal, cache, config)
     }
 
@@ -110,16 +113,15 @@ impl Region {
         cache: Option<Arc<CombinedBlockCache>>,
         config: RegionConfig,
     ) -> Result<Region> {
-        let info = layout::read_region_info(dir)?;
+        let fs = config.fs.clone();
+        let info = layout::read_region_info(&*fs, dir)?;
         let tmp = dir.join(TMP_DIR);
-        if tmp.exists() {
-            fs::remove_dir_all(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
-        }
+        fs.delete(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
         let mut stores = BTreeMap::new();
         for f in &descriptor.families {
             stores.insert(
                 f.name.clone(),
-                Arc::new(Store::open(dir, f.clone(), cache.clone())?),
+                Arc::new(Store::open(fs.clone(), dir, f.clone(), cache.clone())?),
             );
         }
         let max_seq = stores

@@ -3,7 +3,6 @@
 //! the parts of the master that create and drop tables).
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,6 +10,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use cairn_blockcache::{BlockCacheConfig, CombinedBlockCache};
+use cairn_fs::FileSystem;
 use cairn_hfile::KeyValue;
 use cairn_wal::{Wal, WalOptions};
 use crossbeam_channel::{Receiver, Sender};
@@ -27,7 +27,13 @@ use crate::store::now_ms;
 /// How the server runs.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// The root directory on the filesystem `region.fs` (local unless the root was an
+    /// `hdfs://` URI, see [`ServerConfig::from_uri`]).
     pub root: PathBuf,
+    /// `hbase.wal.dir`: a local directory for the WAL; `None` puts it under a local root.
+    /// The WAL is always on local disk (cairn's WAL does not write to HDFS yet), so a root
+    /// on HDFS needs one.
+    pub wal_dir: Option<PathBuf>,
     pub wal: WalOptions,
     /// `None`: no block cache (reads go to the files every time).
     pub block_cache: Option<BlockCacheConfig>,
@@ -47,6 +53,22 @@ impl ServerConfig {
         let v = value.trim();
         match key {
             "hbase.regionserver.maxlogs" => self.max_wal_segments = v.parse().map_err(|_| bad())?,
+            "hbase.rootdir" => {
+                let (fs, root) = cairn_fs::resolve(v)
+                    .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
+                self.region.fs = fs;
+                self.root = root;
+            }
+            "hbase.wal.dir" => {
+                let (fs, dir) = cairn_fs::resolve(v)
+                    .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
+                if fs.uri() != "file://" {
+                    return Err(RegionError::InvalidArgument(format!(
+                        "{key} = {v}: the WAL must be on local disk in this version of cairn"
+                    )));
+                }
+                self.wal_dir = Some(dir);
+            }
             "hbase.hregion.memstore.block.multiplier" => {
                 self.region.block_multiplier = v.parse().map_err(|_| bad())?
             }
@@ -70,14 +92,43 @@ impl ServerConfig {
         Ok(())
     }
 
+    /// A server rooted at a local directory.
     pub fn new(root: impl Into<PathBuf>) -> ServerConfig {
         ServerConfig {
             root: root.into(),
+            wal_dir: None,
             wal: WalOptions::default(),
             block_cache: None,
             region: RegionConfig::default(),
             background: true,
             max_wal_segments: 32,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// A server rooted at `root`: a local path, `file:///dir` or `hdfs://host:port/dir`.
+    pub fn from_uri(root: &str) -> Result<ServerConfig> {
+        let mut c = ServerConfig::new(PathBuf::new());
+        c.set_property("hbase.rootdir", root)?;
+        Ok(c)
+    }
+
+    /// The filesystem the root is on.
+    pub fn fs(&self) -> &Arc<dyn FileSystem> {
+        &self.region.fs
+    }
+
+    /// Where the WAL goes: `hbase.wal.dir`, else `<root>/WALs` on a local root.
+    pub fn wal_dir(&self) -> Result<PathBuf> {
+        match &self.wal_dir {
+            Some(d) => Ok(d.clone()),
+            None if self.region.fs.uri() == "file://" => Ok(layout::wal_dir(&self.root)),
+            None => Err(RegionError::InvalidArgument(format!(
+                "the root {}{} is not local: set hbase.wal.dir to a local directory for the WAL",
+                self.region.fs.uri(),
+                self.root.display()
+            ))),
         }
     }
 }
@@ -153,8 +204,10 @@ impl RegionServer {
     /// into them, and flushes what was replayed so the old WAL segments can go.
     pub fn open(config: ServerConfig) -> Result<Arc<RegionServer>> {
         let root = config.root.clone();
+        let fs = config.region.fs.clone();
+        let wal_dir = config.wal_dir()?;
         let data = layout::data_dir(&root);
-        fs::create_dir_all(&data).map_err(|e| RegionError::io(&data, e))?;
+        fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
         let cache = match &config.block_cache {
             Some(c) => Some(Arc::new(
                 CombinedBlockCache::new(c.clone()).map_err(|e| RegionError::io(&root, e))?,
@@ -164,22 +217,22 @@ impl RegionServer {
         // Regions open without a WAL first: the WAL replays into them before taking writes.
         let mut tables = BTreeMap::new();
         let mut pending = Vec::new();
-        for ns in read_dirs(&data)? {
-            for tdir in read_dirs(&ns)? {
-                let Some(desc) = layout::read_table_descriptor(&tdir)? else {
+        for ns in read_dirs(&*fs, &data)? {
+            for tdir in read_dirs(&*fs, &ns)? {
+                let Some(desc) = layout::read_table_descriptor(&*fs, &tdir)? else {
                     continue;
                 };
                 let desc = Arc::new(desc);
                 let mut regions = Vec::new();
-                for rdir in read_dirs(&tdir)? {
-                    if rdir.join(REGION_INFO_FILE).exists() {
+                for rdir in read_dirs(&*fs, &tdir)? {
+                    let info = rdir.join(REGION_INFO_FILE);
+                    if fs.exists(&info).map_err(|e| RegionError::io(&info, e))? {
                         regions.push(rdir);
                     }
                 }
                 pending.push((desc, tdir, regions));
             }
         }
-        let wal_dir = layout::wal_dir(&root);
         // Open regions with a placeholder-free path: create the WAL after loading regions
         // so replay can route edits; regions get the WAL handle through `attach`.
         // Encoded region name -> the region and its per-family flushed sequence ids.
@@ -233,7 +286,10 @@ impl RegionServer {
             regions.sort_by(|a, b| a.info.start_key.cmp(&b.info.start_key));
             report.regions += regions.len();
             report.tables += 1;
-            let enabled = !tdir.join(DISABLED_MARKER).exists();
+            let marker = tdir.join(DISABLED_MARKER);
+            let enabled = !fs
+                .exists(&marker)
+                .map_err(|e| RegionError::io(&marker, e))?;
             tables.insert(
                 desc.name.clone(),
                 Arc::new(Table {
@@ -320,15 +376,16 @@ impl RegionServer {
         if tables.contains_key(&descriptor.name) {
             return Err(RegionError::TableExists(descriptor.name.to_string()));
         }
+        let fs = self.config.fs();
         let tdir = layout::table_dir(&self.config.root, &descriptor.name);
-        if tdir.exists() {
+        if fs.exists(&tdir).map_err(|e| RegionError::io(&tdir, e))? {
             return Err(RegionError::TableExists(format!(
                 "{} (directory {} exists)",
                 descriptor.name,
                 tdir.display()
             )));
         }
-        layout::write_table_descriptor(&tdir, &descriptor)?;
+        layout::write_table_descriptor(&**fs, &tdir, &descriptor)?;
         let desc = Arc::new(descriptor);
         let id = now_ms() as u64;
         let mut bounds = vec![Vec::new()];
@@ -367,7 +424,7 @@ impl RegionServer {
         for r in &t.regions {
             r.flush()?;
         }
-        layout::write_atomically(&t.dir.join(DISABLED_MARKER), b"")?;
+        layout::write_atomically(&**self.config.fs(), &t.dir.join(DISABLED_MARKER), b"")?;
         t.enabled.store(false, Ordering::Release);
         Ok(())
     }
@@ -375,9 +432,10 @@ impl RegionServer {
     pub fn enable_table(&self, name: &TableName) -> Result<()> {
         let t = self.table(name)?;
         let marker = t.dir.join(DISABLED_MARKER);
-        if marker.exists() {
-            fs::remove_file(&marker).map_err(|e| RegionError::io(&marker, e))?;
-        }
+        self.config
+            .fs()
+            .delete(&marker)
+            .map_err(|e| RegionError::io(&marker, e))?;
         t.enabled.store(true, Ordering::Release);
         Ok(())
     }
@@ -409,7 +467,10 @@ impl RegionServer {
                 .mark_flushed(r.info.encoded_name.as_bytes(), u64::MAX)?;
         }
         tables.remove(name);
-        fs::remove_dir_all(&t.dir).map_err(|e| RegionError::io(&t.dir, e))?;
+        self.config
+            .fs()
+            .delete(&t.dir)
+            .map_err(|e| RegionError::io(&t.dir, e))?;
         Ok(())
     }
 
@@ -681,13 +742,19 @@ fn spawn_worker(
         .expect("spawn background thread")
 }
 
-fn read_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out: Vec<PathBuf> = match fs::read_dir(dir) {
-        Ok(rd) => rd
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .map(|e| e.path())
+/// The subdirectories of `dir` whose names do not start with `.`, sorted; none if `dir` is
+/// missing.
+fn read_dirs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = match fs.list(dir) {
+        Ok(entries) => entries
+            .into_iter()
+            .filter(|e| e.is_dir)
+            .filter(|e| {
+                !e.path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .map(|e| e.path)
             .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(RegionError::io(dir, e)),

@@ -1,12 +1,12 @@
 //! One column family of one region: a memstore and its store files (HBase's `HStore`).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_blockcache::CombinedBlockCache;
+use cairn_fs::{FileSystem, FsOutput};
 use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{CellRef, HFileWriter, KeyValue};
@@ -16,7 +16,7 @@ use prost::Message;
 use crate::descriptor::ColumnFamilyDescriptor;
 use crate::error::{RegionError, Result};
 use crate::heap::{CellScanner, KeyValueHeap, StoreFileScanner};
-use crate::layout::{sync_dir, unique_file_name, TMP_DIR};
+use crate::layout::{unique_file_name, TMP_DIR};
 use crate::matcher::{MatchCode, MatchMode, Matcher, TimeRange};
 use crate::memstore::{Segment, SegmentCursor, SegmentScanner};
 use crate::storefile::{writer_options, StoreFile};
@@ -61,6 +61,7 @@ pub struct Throttle {
 
 pub struct Store {
     pub family: ColumnFamilyDescriptor,
+    fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     tmp_dir: PathBuf,
     state: RwLock<StoreState>,
@@ -78,6 +79,7 @@ impl Store {
     /// Opens the family directory `<region>/<family>`, dropping files an interrupted
     /// compaction already replaced.
     pub fn open(
+        fs: Arc<dyn FileSystem>,
         region_dir: &Path,
         family: ColumnFamilyDescriptor,
         cache: Option<Arc<CombinedBlockCache>>,
@@ -85,18 +87,26 @@ impl Store {
         let name = String::from_utf8_lossy(&family.name).into_owned();
         let dir = region_dir.join(&name);
         let tmp_dir = region_dir.join(TMP_DIR).join(&name);
-        fs::create_dir_all(&dir).map_err(|e| RegionError::io(&dir, e))?;
+        fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
         let mut files = Vec::new();
-        let mut entries: Vec<_> = fs::read_dir(&dir)
+        let entries: Vec<_> = fs
+            .list(&dir)
             .map_err(|e| RegionError::io(&dir, e))?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .map(|e| e.path())
+            .into_iter()
+            .filter(|e| !e.is_dir)
+            .filter(|e| {
+                !e.path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
             .collect();
-        entries.sort();
-        for p in entries {
-            files.push(Arc::new(StoreFile::open(&p, &family, cache.as_ref())?));
+        for e in entries {
+            files.push(Arc::new(StoreFile::open(
+                &*fs,
+                &e,
+                &family,
+                cache.as_ref(),
+            )?));
         }
         let replaced: std::collections::HashSet<String> = files
             .iter()
@@ -108,7 +118,7 @@ impl Store {
             .collect();
         files.retain(|f| {
             if replaced.contains(&f.name()) {
-                let _ = fs::remove_file(&f.path);
+                let _ = fs.delete(&f.path);
                 false
             } else {
                 true
@@ -117,6 +127,7 @@ impl Store {
         sort_files(&mut files);
         Ok(Store {
             family,
+            fs,
             dir,
             tmp_dir,
             state: RwLock::new(StoreState {
@@ -203,13 +214,13 @@ impl Store {
             Throttle::default(),
             &mut outcome,
         )?;
-        let file = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
+        let file = Arc::new(self.open_file(&path)?);
         let mut s = self.state.write();
         let mut files = (*s.files).clone();
         if file.reader.entry_count() > 0 {
             files.push(file);
         } else {
-            let _ = fs::remove_file(&path);
+            let _ = self.fs.delete(&path);
         }
         sort_files(&mut files);
         s.files = Arc::new(files);
@@ -217,9 +228,14 @@ impl Store {
         Ok(Some(written))
     }
 
+    fn open_file(&self, path: &Path) -> Result<StoreFile> {
+        let status = self.fs.status(path).map_err(|e| RegionError::io(path, e))?;
+        StoreFile::open(&*self.fs, &status, &self.family, self.cache.as_ref())
+    }
+
     fn finish_file(
         &self,
-        mut w: HFileWriter<std::io::BufWriter<fs::File>>,
+        mut w: HFileWriter<Box<dyn FsOutput>>,
         tmp: &Path,
         name: &str,
         max_seq: u64,
@@ -238,14 +254,14 @@ impl Store {
             t.encode(&mut v).expect("vec grows");
             w.append_file_info(COMPACTION_EVENT_KEY, &v)?;
         }
-        let (out, summary) = w.finish()?;
-        let file = out
-            .into_inner()
-            .map_err(|e| RegionError::io(tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| RegionError::io(tmp, e))?;
+        let (mut out, summary) = w.finish()?;
+        out.hsync().map_err(|e| RegionError::io(tmp, e))?;
+        out.close().map_err(|e| RegionError::io(tmp, e))?;
         let path = self.dir.join(name);
-        fs::rename(tmp, &path).map_err(|e| RegionError::io(&path, e))?;
-        sync_dir(&self.dir);
+        self.fs
+            .rename(tmp, &path)
+            .map_err(|e| RegionError::io(&path, e))?;
+        let _ = self.fs.sync_dir(&self.dir);
         Ok((path, summary.file_len))
     }
 
@@ -369,7 +385,7 @@ impl Store {
             throttle,
             outcome,
         )?;
-        let output = Arc::new(StoreFile::open(&path, &self.family, self.cache.as_ref())?);
+        let output = Arc::new(self.open_file(&path)?);
         let keep_output = output.reader.entry_count() > 0;
         outcome.files_out = keep_output as usize;
         outcome.bytes_out = if keep_output { written } else { 0 };
@@ -388,14 +404,14 @@ impl Store {
             s.files = Arc::new(files);
         }
         if !keep_output {
-            let _ = fs::remove_file(&path);
+            let _ = self.fs.delete(&path);
         }
         // Readers that still hold the old files keep them open; the names go now.
         for f in selection {
-            let _ = fs::remove_file(&f.path);
+            let _ = self.fs.delete(&f.path);
             f.evict_cached_blocks();
         }
-        sync_dir(&self.dir);
+        let _ = self.fs.sync_dir(&self.dir);
         Ok(())
     }
 
@@ -422,12 +438,11 @@ impl Store {
             smallest_read_point,
             now_ms(),
         );
-        fs::create_dir_all(&self.tmp_dir).map_err(|e| RegionError::io(&self.tmp_dir, e))?;
         let name = unique_file_name();
         let tmp = self.tmp_dir.join(&name);
-        let out = fs::File::create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        let out = self.fs.create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
         let mut w = HFileWriter::new(
-            std::io::BufWriter::with_capacity(1 << 20, out),
+            out,
             tmp.display().to_string(),
             writer_options(&self.family, include_tags),
         )?;
@@ -478,7 +493,7 @@ impl Store {
         })();
         if let Err(e) = result {
             drop(w);
-            let _ = fs::remove_file(&tmp);
+            let _ = self.fs.delete(&tmp);
             return Err(e);
         }
         self.finish_file(
@@ -490,13 +505,13 @@ impl Store {
             replaced,
         )
         .inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
+            let _ = self.fs.delete(&tmp);
         })
     }
 }
 
 fn append(
-    w: &mut HFileWriter<std::io::BufWriter<fs::File>>,
+    w: &mut HFileWriter<Box<dyn FsOutput>>,
     c: &CellRef<'_>,
     bytes: &mut u64,
     outcome: &mut CompactionOutcome,

@@ -1,11 +1,12 @@
 //! One immutable store file: an HFile plus what the store needs to know about it
 //! (HBase's `HStoreFile`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cairn_blockcache::{CachedBlockSource, CombinedBlockCache};
+use cairn_fs::{FileStatus, FileSystem};
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, ReaderOptions, WriterOptions};
 
@@ -40,13 +41,17 @@ impl std::fmt::Debug for StoreFile {
 }
 
 impl StoreFile {
+    /// Opens the store file `status` names on `fs`.
     pub fn open(
-        path: &Path,
+        fs: &dyn FileSystem,
+        status: &FileStatus,
         family: &ColumnFamilyDescriptor,
         cache: Option<&Arc<CombinedBlockCache>>,
     ) -> Result<StoreFile> {
-        let reader = HFileReader::open(path, ReaderOptions::default())?;
+        let path = status.path.as_path();
         let name = path.display().to_string();
+        let raw = fs.open(path).map_err(|e| RegionError::io(path, e))?;
+        let reader = HFileReader::open_source(name.as_str().into(), raw, ReaderOptions::default())?;
         let reader = match cache {
             Some(c) => {
                 let c = c.clone();
@@ -72,12 +77,7 @@ impl StoreFile {
             .get(keys::MAJOR_COMPACTION_KEY)
             .is_some_and(|v| v.first() == Some(&1));
         let time_range = info.get(keys::TIMERANGE).and_then(parse_time_range);
-        let meta = std::fs::metadata(path).map_err(|e| RegionError::io(path, e))?;
-        let modified_ms = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64);
+        let modified_ms = status.modified_ms;
         Ok(StoreFile {
             path: path.to_path_buf(),
             size: reader.file_len(),

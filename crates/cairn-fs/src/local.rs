@@ -1,0 +1,191 @@
+//! The local filesystem.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::{FileStatus, FileSystem, FsOutput, RawSource};
+
+/// A local file read with `pread`.
+pub struct LocalFile {
+    file: File,
+    len: u64,
+}
+
+impl LocalFile {
+    /// Opens `path`.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<LocalFile> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(LocalFile { file, len })
+    }
+}
+
+impl RawSource for LocalFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(Bytes::from(buf))
+    }
+}
+
+fn modified_ms(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The local filesystem (`file://`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalFileSystem;
+
+/// A local file being written, buffered.
+struct LocalOutput {
+    out: io::BufWriter<File>,
+}
+
+impl Write for LocalOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl FsOutput for LocalOutput {
+    fn hflush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn hsync(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()
+    }
+
+    fn close(mut self: Box<Self>) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl FileSystem for LocalFileSystem {
+    fn uri(&self) -> String {
+        "file://".to_string()
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
+        Ok(Arc::new(LocalFile::open(path)?))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let file = File::create(path)?;
+        Ok(Box::new(LocalOutput {
+            out: io::BufWriter::with_capacity(1 << 20, file),
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn delete(&self, path: &Path) -> io::Result<bool> {
+        let meta = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if meta.is_dir() {
+            fs::remove_dir_all(path)?;
+        } else {
+            fs::remove_file(path)?;
+        }
+        Ok(true)
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<FileStatus>> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            out.push(FileStatus {
+                path: entry.path(),
+                len: meta.len(),
+                is_dir: meta.is_dir(),
+                modified_ms: modified_ms(&meta),
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn mkdirs(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
+    }
+
+    fn status(&self, path: &Path) -> io::Result<FileStatus> {
+        let meta = fs::metadata(path)?;
+        Ok(FileStatus {
+            path: path.to_path_buf(),
+            len: meta.len(),
+            is_dir: meta.is_dir(),
+            modified_ms: modified_ms(&meta),
+        })
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = LocalFileSystem;
+        let p = dir.path().join("a/b/c.bin");
+        let mut out = fs.create(&p).unwrap();
+        out.write_all(b"0123456789").unwrap();
+        out.hsync().unwrap();
+        out.close().unwrap();
+        let src = fs.open(&p).unwrap();
+        assert_eq!(src.len(), 10);
+        assert_eq!(&src.read_at(2, 3).unwrap()[..], b"234");
+        assert!(src.read_at(8, 3).is_err());
+
+        let q = dir.path().join("a/b/d.bin");
+        fs.rename(&p, &q).unwrap();
+        assert!(!fs.exists(&p).unwrap());
+        assert_eq!(fs.read(&q).unwrap(), b"0123456789");
+        fs.write_atomic(&q, b"new").unwrap();
+        assert_eq!(fs.read(&q).unwrap(), b"new");
+
+        let listed = fs.list(&dir.path().join("a/b")).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].len, 3);
+        assert!(fs.list(&dir.path().join("nope")).unwrap_err().kind() == io::ErrorKind::NotFound);
+
+        assert!(fs.delete(&dir.path().join("a")).unwrap());
+        assert!(!fs.delete(&dir.path().join("a")).unwrap());
+        assert!(!fs.exists(&q).unwrap());
+    }
+}

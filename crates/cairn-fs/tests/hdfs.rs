@@ -1,0 +1,147 @@
+//! cairn-fs against a real HDFS (MiniDFSCluster): the FileSystem contract, and reads past a
+//! damaged replica.
+#![cfg(feature = "hdfs")]
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use cairn_fs::minidfs::MiniDfs;
+use cairn_fs::{hdfs_stats, FileSystem, HdfsFileSystem};
+
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn filesystem_contract_on_hdfs() {
+    let Some(cluster) = MiniDfs::start(1).unwrap() else {
+        return;
+    };
+    let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
+    let data = pattern(3 << 20, 7);
+    let p = Path::new("/t/a/file.bin");
+    let mut out = fs.create(p).unwrap();
+    out.write_all(&data[..1000]).unwrap();
+    // hdfs-native's readers take the NameNode's length, which leaves out the block still
+    // being written: synced bytes of an open file show up only after close or lease
+    // recovery (below).
+    out.hsync().unwrap();
+    out.write_all(&data[1000..]).unwrap();
+    out.close().unwrap();
+
+    let src = fs.open(p).unwrap();
+    assert_eq!(src.len(), data.len() as u64);
+    assert_eq!(
+        &src.read_at(12345, 100_000).unwrap()[..],
+        &data[12345..112345]
+    );
+    let err = src.read_at(data.len() as u64 - 10, 11).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+
+    let q = Path::new("/t/b/renamed.bin");
+    fs.mkdirs(Path::new("/t/b")).unwrap();
+    fs.rename(p, q).unwrap();
+    assert!(!fs.exists(p).unwrap());
+    assert_eq!(fs.status(q).unwrap().len, data.len() as u64);
+    fs.write_atomic(Path::new("/t/b/small"), b"hello").unwrap();
+    assert_eq!(fs.read(Path::new("/t/b/small")).unwrap(), b"hello");
+    let listed: Vec<_> = fs
+        .list(Path::new("/t/b"))
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.path, s.len, s.is_dir))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (q.to_path_buf(), data.len() as u64, false),
+            (Path::new("/t/b/small").to_path_buf(), 5, false)
+        ]
+    );
+    let missing = fs.list(Path::new("/nope")).unwrap_err();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
+    assert!(fs.delete(Path::new("/t")).unwrap());
+    assert!(!fs.delete(Path::new("/t")).unwrap());
+    assert!(!fs.exists(q).unwrap());
+
+    // A file left open by a writer that went away: lease recovery closes it at what was synced.
+    let w = Path::new("/wal/seg");
+    let mut out = fs.create(w).unwrap();
+    out.write_all(&data[..4096]).unwrap();
+    out.hsync().unwrap();
+    std::mem::forget(out);
+    let other = HdfsFileSystem::connect(cluster.url()).unwrap();
+    let mut closed = false;
+    for _ in 0..60 {
+        if other.recover_lease(w).unwrap() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    assert!(closed, "lease recovery did not finish");
+    assert_eq!(&other.read(w).unwrap()[..], &data[..4096]);
+}
+
+#[test]
+fn a_damaged_replica_is_read_around_and_counted() {
+    let Some(mut cluster) = MiniDfs::start(3).unwrap() else {
+        return;
+    };
+    HdfsFileSystem::install_log_bridge();
+    let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
+    let data = pattern(1 << 20, 11);
+    let p = Path::new("/d/file.bin");
+    let mut out = fs.create(p).unwrap();
+    out.write_all(&data).unwrap();
+    out.close().unwrap();
+    assert_eq!(cluster.command("replicas /d/file.bin").unwrap(), "3");
+    let damaged = cluster.corrupt_one_replica("/d/file.bin").unwrap();
+    assert!(damaged.starts_with("1 "), "{damaged}");
+
+    // The client picks a replica per read; read with fresh readers until one meets the
+    // damaged one. Every read must return the right bytes.
+    let before = hdfs_stats().checksum_failures.load(Ordering::Relaxed);
+    for _ in 0..40 {
+        let got = fs.open(p).unwrap().read_at(0, 4096).unwrap();
+        assert_eq!(&got[..], &data[..4096]);
+        if hdfs_stats().checksum_failures.load(Ordering::Relaxed) > before {
+            return;
+        }
+    }
+    panic!("40 reads never met the damaged replica ({damaged})");
+}
+
+#[test]
+fn every_replica_damaged_is_an_error_not_wrong_bytes() {
+    let Some(mut cluster) = MiniDfs::start(1).unwrap() else {
+        return;
+    };
+    let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
+    let data = pattern(64 << 10, 5);
+    let p = Path::new("/e/file.bin");
+    let mut out = fs.create(p).unwrap();
+    out.write_all(&data).unwrap();
+    out.close().unwrap();
+    cluster.corrupt_all_replicas("/e/file.bin").unwrap();
+    let err = fs.open(p).unwrap().read_at(0, 4096).unwrap_err();
+    assert!(
+        err.to_string().contains("DataNodes failed")
+            || err.kind() == std::io::ErrorKind::InvalidData,
+        "{err}"
+    );
+    // Bytes past the damaged chunk are still readable.
+    assert_eq!(
+        &fs.open(p).unwrap().read_at(8192, 4096).unwrap()[..],
+        &data[8192..12288]
+    );
+}
