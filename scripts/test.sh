@@ -31,6 +31,12 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "tests (kernel chosen at run time)"
 cargo test --workspace --locked
 
+step "happybase against cairn serve (happybase 1.3.0 and pytest from PyPI)"
+python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    happybase==1.3.0 pytest
+cargo build --locked -p cairn-cli
+CAIRN_BIN=target/debug/cairn python3 -m pytest -q tests/happybase
+
 step "tests with the portable kernel forced"
 CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
 

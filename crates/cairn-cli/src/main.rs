@@ -11,6 +11,7 @@ mod compact;
 mod hfile;
 mod pe;
 mod progress;
+mod serve;
 mod ycsb;
 
 use std::process::ExitCode;
@@ -49,6 +50,9 @@ enum Command {
     /// YCSB's core workloads (A-F) on an embedded store, printing YCSB's output:
     /// `cairn ycsb load|run|all -P workloada [-p name=value]... [-threads N] [-target N] [-s]`.
     Ycsb(ycsb::YcsbArgs),
+    /// HBase's Thrift1 gateway (happybase works unchanged) on an embedded store, with
+    /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR]`.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
         Command::Compact(a) => compact::run(a),
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,

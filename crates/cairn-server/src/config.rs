@@ -1,0 +1,280 @@
+//! `cairn serve`'s configuration: cairn's own keys and HBase's property names, from a TOML
+//! file and `-D name=value` overrides.
+//!
+//! ```toml
+//! data = "./cairn-data"              # or hbase.rootdir = "file:///var/lib/cairn"
+//! thrift = "127.0.0.1:9090"          # or hbase.regionserver.thrift.ipaddress / .port
+//! http = "127.0.0.1:9095"            # or hbase.thrift.info.bindAddress / .port; "" = off
+//! "hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 2
+//! "hbase.client.scanner.timeout.period" = 60000
+//! "hfile.block.cache.size" = 268435456
+//!
+//! [properties]                       # the same names may also go in this table
+//! "hbase.regionserver.maxlogs" = 32
+//! ```
+//!
+//! Property names cairn does not know are ignored, as HBase ignores them; a known name with a
+//! malformed value is an error naming it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cairn_blockcache::BlockCacheConfig;
+use cairn_region::ServerConfig;
+use cairn_thrift::Limits;
+
+use crate::handler::HandlerConfig;
+
+/// Everything `cairn serve` needs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    /// Thrift listen address (`host:port`; port 0 picks a free one).
+    pub thrift_addr: String,
+    /// HTTP listen address for `/metrics`, `/jmx`, `/health`; `None` = no HTTP server.
+    pub http_addr: Option<String>,
+    pub limits: Limits,
+    /// Connections served at once (`hbase.thrift.maxWorkerThreads`, 1000); more are refused.
+    pub max_connections: usize,
+    pub handler: HandlerConfig,
+    /// Every `name = value` given, in order, for the region server and block cache.
+    pub properties: Vec<(String, String)>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("./cairn-data"),
+            thrift_addr: "127.0.0.1:9090".into(),
+            http_addr: Some("127.0.0.1:9095".into()),
+            limits: Limits::default(),
+            max_connections: 1000,
+            handler: HandlerConfig::default(),
+            properties: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{key} = {value:?}: {reason}")]
+    Bad {
+        key: String,
+        value: String,
+        reason: String,
+    },
+    #[error("config file {path}: {reason}")]
+    File { path: String, reason: String },
+}
+
+fn bad(key: &str, value: &str, reason: &str) -> ConfigError {
+    ConfigError::Bad {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+fn split_host_port(addr: &str) -> (String, String) {
+    match addr.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.to_string()),
+        None => (addr.to_string(), String::new()),
+    }
+}
+
+impl Config {
+    /// Applies one setting by cairn's or HBase's name.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let v = value.trim();
+        let int = || -> Result<i64, ConfigError> {
+            v.parse::<i64>()
+                .map_err(|_| bad(key, value, "not a whole number"))
+        };
+        let positive = || -> Result<usize, ConfigError> {
+            let n = int()?;
+            if n <= 0 {
+                return Err(bad(key, value, "must be positive"));
+            }
+            Ok(n as usize)
+        };
+        match key {
+            "data" | "data_dir" => self.data_dir = PathBuf::from(v),
+            "hbase.rootdir" => {
+                let path = v.strip_prefix("file://").unwrap_or(v);
+                if path.contains("://") {
+                    return Err(bad(
+                        key,
+                        value,
+                        "only local directories (file://) are supported",
+                    ));
+                }
+                self.data_dir = PathBuf::from(path);
+            }
+            "thrift" | "thrift_addr" => self.thrift_addr = v.to_string(),
+            "http" | "http_addr" => {
+                self.http_addr = (!v.is_empty()).then(|| v.to_string());
+            }
+            "hbase.regionserver.thrift.port" => {
+                let (h, _) = split_host_port(&self.thrift_addr);
+                self.thrift_addr = format!("{h}:{}", int()?);
+            }
+            "hbase.regionserver.thrift.ipaddress" => {
+                let (_, p) = split_host_port(&self.thrift_addr);
+                self.thrift_addr = format!("{v}:{p}");
+            }
+            "hbase.thrift.info.port" => {
+                let port = int()?;
+                if port < 0 {
+                    self.http_addr = None;
+                } else {
+                    let host = self
+                        .http_addr
+                        .as_deref()
+                        .map(|a| split_host_port(a).0)
+                        .unwrap_or_else(|| "127.0.0.1".into());
+                    self.http_addr = Some(format!("{host}:{port}"));
+                }
+            }
+            "hbase.thrift.info.bindAddress" => {
+                let port = self
+                    .http_addr
+                    .as_deref()
+                    .map(|a| split_host_port(a).1)
+                    .unwrap_or_else(|| "9095".into());
+                self.http_addr = Some(format!("{v}:{port}"));
+            }
+            "hbase.regionserver.thrift.framed.max_frame_size_in_mb" => {
+                self.limits.max_frame_bytes = positive()?.saturating_mul(1 << 20);
+            }
+            "cairn.thrift.max.request.bytes" => self.limits.max_request_bytes = positive()?,
+            "hbase.thrift.maxWorkerThreads" | "max_connections" => {
+                self.max_connections = positive()?
+            }
+            "hbase.client.scanner.timeout.period" => {
+                self.handler.scanner_lease = Duration::from_millis(positive()? as u64)
+            }
+            "cairn.thrift.max.open.scanners" => self.handler.max_open_scanners = positive()?,
+            "cairn.thrift.max.rows.per.call" => self.handler.max_rows_per_call = positive()?,
+            _ => {}
+        }
+        self.properties.push((key.to_string(), v.to_string()));
+        Ok(())
+    }
+
+    /// Applies a TOML document (top-level keys and a `[properties]` table).
+    pub fn apply_toml(&mut self, text: &str, path: &str) -> Result<(), ConfigError> {
+        let doc: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::File {
+                path: path.into(),
+                reason: e.to_string(),
+            })?;
+        fn scalar(v: &toml::Value) -> Option<String> {
+            match v {
+                toml::Value::String(s) => Some(s.clone()),
+                toml::Value::Integer(i) => Some(i.to_string()),
+                toml::Value::Float(f) => Some(f.to_string()),
+                toml::Value::Boolean(b) => Some(b.to_string()),
+                _ => None,
+            }
+        }
+        for (k, v) in &doc {
+            if k == "properties" {
+                let toml::Value::Table(t) = v else {
+                    return Err(ConfigError::File {
+                        path: path.into(),
+                        reason: "properties must be a table".into(),
+                    });
+                };
+                for (pk, pv) in t {
+                    let s = scalar(pv).ok_or_else(|| ConfigError::File {
+                        path: path.into(),
+                        reason: format!("properties.{pk}: expected a string, number or boolean"),
+                    })?;
+                    self.set(pk, &s)?;
+                }
+                continue;
+            }
+            let s = scalar(v).ok_or_else(|| ConfigError::File {
+                path: path.into(),
+                reason: format!("{k}: expected a string, number or boolean"),
+            })?;
+            self.set(k, &s)?;
+        }
+        Ok(())
+    }
+
+    /// The region server's configuration: the data directory, the block cache and every
+    /// property it knows.
+    pub fn server_config(&self) -> Result<ServerConfig, ConfigError> {
+        let mut sc = ServerConfig::new(&self.data_dir);
+        for (k, v) in &self.properties {
+            sc.set_property(k, v)
+                .map_err(|e| bad(k, v, &e.to_string()))?;
+        }
+        let cache = BlockCacheConfig::from_properties(
+            self.properties
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map_err(|e| ConfigError::Bad {
+            key: e.key.clone(),
+            value: e.value.clone(),
+            reason: e.reason.clone(),
+        })?;
+        sc.block_cache = Some(cache);
+        Ok(sc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_with_cairn_and_hbase_names() {
+        let mut c = Config::default();
+        c.apply_toml(
+            r#"
+data = "/tmp/x"
+"hbase.regionserver.thrift.port" = 9191
+"hbase.thrift.info.port" = -1
+"hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 4
+[properties]
+"hbase.client.scanner.timeout.period" = 1500
+"hbase.regionserver.maxlogs" = 7
+"some.unknown.name" = "kept, ignored"
+"#,
+            "test.toml",
+        )
+        .unwrap();
+        assert_eq!(c.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!(c.thrift_addr, "127.0.0.1:9191");
+        assert_eq!(c.http_addr, None);
+        assert_eq!(c.limits.max_frame_bytes, 4 << 20);
+        assert_eq!(c.handler.scanner_lease, Duration::from_millis(1500));
+        assert_eq!(c.server_config().unwrap().max_wal_segments, 7);
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let mut c = Config::default();
+        let e = c
+            .set("hbase.client.scanner.timeout.period", "soon")
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("hbase.client.scanner.timeout.period"),
+            "{e}"
+        );
+        let e = c.apply_toml("data = [1]", "f.toml").unwrap_err();
+        assert!(
+            e.to_string().contains("f.toml") && e.to_string().contains("data"),
+            "{e}"
+        );
+        c.set("hbase.regionserver.maxlogs", "many").unwrap();
+        let e = c.server_config().unwrap_err();
+        assert!(e.to_string().contains("hbase.regionserver.maxlogs"), "{e}");
+        assert!(c.set("hbase.rootdir", "hdfs://nn/hbase").is_err());
+    }
+}

@@ -1,0 +1,517 @@
+//! Metrics in the spirit of Hadoop's metrics2: one source per subsystem, HBase's names.
+//!
+//! Hot-path counters are plain atomics reached by a fixed index (a Thrift method's position in
+//! [`METHODS`]), never through a map. Sources are gathered only when `/metrics` or `/jmx` is
+//! read: the Thrift server's own counters, the region server (`regionCount`, `memStoreSize`,
+//! …), per-region counters aggregated into one source labelled by namespace, table and region,
+//! the WAL, the block cache and checksums.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+use cairn_region::RegionServer;
+use cairn_thrift::{ConnectionStats, Encoding};
+
+macro_rules! methods {
+    ($($id:ident = $name:literal),* $(,)?) => {
+        /// The Thrift methods, each with a fixed counter slot.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Method { $($id),* }
+        /// Names of [`Method`]s as on the wire, in slot order.
+        pub const METHODS: &[&str] = &[$($name),*];
+    };
+}
+
+methods! {
+    EnableTable = "enableTable",
+    DisableTable = "disableTable",
+    IsTableEnabled = "isTableEnabled",
+    Compact = "compact",
+    MajorCompact = "majorCompact",
+    GetTableNames = "getTableNames",
+    GetTableNamesWithIsTableEnabled = "getTableNamesWithIsTableEnabled",
+    GetColumnDescriptors = "getColumnDescriptors",
+    GetTableRegions = "getTableRegions",
+    CreateTable = "createTable",
+    DeleteTable = "deleteTable",
+    Get = "get",
+    GetVer = "getVer",
+    GetVerTs = "getVerTs",
+    GetRow = "getRow",
+    GetRowWithColumns = "getRowWithColumns",
+    GetRowTs = "getRowTs",
+    GetRowWithColumnsTs = "getRowWithColumnsTs",
+    GetRows = "getRows",
+    GetRowsWithColumns = "getRowsWithColumns",
+    GetRowsTs = "getRowsTs",
+    GetRowsWithColumnsTs = "getRowsWithColumnsTs",
+    MutateRow = "mutateRow",
+    MutateRowTs = "mutateRowTs",
+    MutateRows = "mutateRows",
+    MutateRowsTs = "mutateRowsTs",
+    AtomicIncrement = "atomicIncrement",
+    DeleteAll = "deleteAll",
+    DeleteAllTs = "deleteAllTs",
+    DeleteAllRow = "deleteAllRow",
+    Increment = "increment",
+    IncrementRows = "incrementRows",
+    DeleteAllRowTs = "deleteAllRowTs",
+    ScannerOpenWithScan = "scannerOpenWithScan",
+    ScannerOpen = "scannerOpen",
+    ScannerOpenWithStop = "scannerOpenWithStop",
+    ScannerOpenWithPrefix = "scannerOpenWithPrefix",
+    ScannerOpenTs = "scannerOpenTs",
+    ScannerOpenWithStopTs = "scannerOpenWithStopTs",
+    ScannerGet = "scannerGet",
+    ScannerGetList = "scannerGetList",
+    ScannerClose = "scannerClose",
+    CheckAndPut = "checkAndPut",
+    GetThriftServerType = "getThriftServerType",
+    GetClusterId = "getClusterId",
+}
+
+const N: usize = METHODS.len();
+
+/// The Thrift server's counters (HBase's `MetricsThriftServerSource`).
+#[derive(Debug)]
+pub struct ThriftMetrics {
+    calls: [AtomicU64; N],
+    errors: [AtomicU64; N],
+    nanos: [AtomicU64; N],
+    pub wire: ConnectionStats,
+    pub open_connections: AtomicI64,
+    pub rejected_connections: AtomicU64,
+    pub open_scanners: AtomicI64,
+    pub expired_scanners: AtomicU64,
+    pub rejected_scanners: AtomicU64,
+    pub rows_returned: AtomicU64,
+    pub cells_returned: AtomicU64,
+    pub rows_mutated: AtomicU64,
+}
+
+impl Default for ThriftMetrics {
+    fn default() -> Self {
+        ThriftMetrics {
+            calls: std::array::from_fn(|_| AtomicU64::new(0)),
+            errors: std::array::from_fn(|_| AtomicU64::new(0)),
+            nanos: std::array::from_fn(|_| AtomicU64::new(0)),
+            wire: ConnectionStats::default(),
+            open_connections: AtomicI64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            open_scanners: AtomicI64::new(0),
+            expired_scanners: AtomicU64::new(0),
+            rejected_scanners: AtomicU64::new(0),
+            rows_returned: AtomicU64::new(0),
+            cells_returned: AtomicU64::new(0),
+            rows_mutated: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ThriftMetrics {
+    /// Counts one call of `m` that took `took`.
+    #[inline]
+    pub fn record(&self, m: Method, took: Duration, ok: bool) {
+        let i = m as usize;
+        self.calls[i].fetch_add(1, Ordering::Relaxed);
+        self.nanos[i].fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        if !ok {
+            self.errors[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn calls(&self, m: Method) -> u64 {
+        self.calls[m as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn errors(&self, m: Method) -> u64 {
+        self.errors[m as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Whether a value only grows or goes up and down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+}
+
+/// One value of a source.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub name: String,
+    pub labels: Vec<(&'static str, String)>,
+    pub value: f64,
+    pub kind: Kind,
+}
+
+/// A named group of samples (one metrics2 source; one `/jmx` bean).
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// Short name, the Prometheus prefix (`thrift`, `server`, `regions`, `wal`, …).
+    pub name: &'static str,
+    /// The JMX bean name HBase uses for this subsystem.
+    pub bean: &'static str,
+    pub samples: Vec<Sample>,
+}
+
+impl Source {
+    fn new(name: &'static str, bean: &'static str) -> Source {
+        Source {
+            name,
+            bean,
+            samples: Vec::new(),
+        }
+    }
+    fn add(&mut self, name: impl Into<String>, kind: Kind, value: f64) {
+        self.samples.push(Sample {
+            name: name.into(),
+            labels: Vec::new(),
+            value,
+            kind,
+        });
+    }
+    fn add_labelled(
+        &mut self,
+        name: impl Into<String>,
+        kind: Kind,
+        labels: Vec<(&'static str, String)>,
+        value: f64,
+    ) {
+        self.samples.push(Sample {
+            name: name.into(),
+            labels,
+            value,
+            kind,
+        });
+    }
+}
+
+fn kind_of(name: &str) -> Kind {
+    if name.ends_with("Count") || name.ends_with("Time") || name.ends_with("Nanos") {
+        Kind::Counter
+    } else {
+        Kind::Gauge
+    }
+}
+
+/// Every source, read now.
+pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
+    let mut out = Vec::new();
+    let l = |v: u64| v as f64;
+    let ld = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+
+    let mut t = Source::new("thrift", "Hadoop:service=HBase,name=Thrift,sub=ThriftOne");
+    for (i, name) in METHODS.iter().enumerate() {
+        let calls = thrift.calls[i].load(Ordering::Relaxed);
+        if calls == 0 {
+            continue;
+        }
+        let lab = || vec![("method", name.to_string())];
+        t.add_labelled("callCount", Kind::Counter, lab(), l(calls));
+        t.add_labelled(
+            "callErrorCount",
+            Kind::Counter,
+            lab(),
+            ld(&thrift.errors[i]),
+        );
+        t.add_labelled(
+            "callTimeNanosCount",
+            Kind::Counter,
+            lab(),
+            ld(&thrift.nanos[i]),
+        );
+    }
+    let w = &thrift.wire;
+    t.add("requestCount", Kind::Counter, ld(&w.requests));
+    t.add("protocolErrorCount", Kind::Counter, ld(&w.protocol_errors));
+    t.add("unknownMethodCount", Kind::Counter, ld(&w.unknown_methods));
+    t.add("oversizedRequestCount", Kind::Counter, ld(&w.oversized));
+    for (i, e) in Encoding::ALL.iter().enumerate() {
+        t.add_labelled(
+            "connectionCount",
+            Kind::Counter,
+            vec![("encoding", e.name().to_string())],
+            ld(&w.connections[i]),
+        );
+    }
+    t.add(
+        "openConnections",
+        Kind::Gauge,
+        thrift.open_connections.load(Ordering::Relaxed) as f64,
+    );
+    t.add(
+        "rejectedConnectionCount",
+        Kind::Counter,
+        ld(&thrift.rejected_connections),
+    );
+    t.add(
+        "openScanners",
+        Kind::Gauge,
+        thrift.open_scanners.load(Ordering::Relaxed) as f64,
+    );
+    t.add(
+        "expiredScannerCount",
+        Kind::Counter,
+        ld(&thrift.expired_scanners),
+    );
+    t.add(
+        "rejectedScannerCount",
+        Kind::Counter,
+        ld(&thrift.rejected_scanners),
+    );
+    t.add(
+        "rowsReturnedCount",
+        Kind::Counter,
+        ld(&thrift.rows_returned),
+    );
+    t.add(
+        "cellsReturnedCount",
+        Kind::Counter,
+        ld(&thrift.cells_returned),
+    );
+    t.add("rowsMutatedCount", Kind::Counter, ld(&thrift.rows_mutated));
+    out.push(t);
+
+    // Regions, aggregated into one source with labels; the server source sums them.
+    let mut regions = Source::new(
+        "regions",
+        "Hadoop:service=HBase,name=RegionServer,sub=Regions",
+    );
+    let mut totals: Vec<(&'static str, u64)> = Vec::new();
+    let mut region_count = 0u64;
+    for name in rs.table_names() {
+        let Ok(table) = rs.table(&name) else { continue };
+        for r in &table.regions {
+            region_count += 1;
+            let labels = vec![
+                ("namespace", name.namespace.clone()),
+                ("table", name.qualifier.clone()),
+                ("region", r.info.encoded_name.clone()),
+            ];
+            for (metric, v) in r.metric_values() {
+                regions.add_labelled(metric, kind_of(metric), labels.clone(), l(v));
+                match totals.iter_mut().find(|(n, _)| *n == metric) {
+                    Some(t) => t.1 += v,
+                    None => totals.push((metric, v)),
+                }
+            }
+        }
+    }
+    let mut server = Source::new(
+        "server",
+        "Hadoop:service=HBase,name=RegionServer,sub=Server",
+    );
+    server.add("regionCount", Kind::Gauge, l(region_count));
+    server.add("tableCount", Kind::Gauge, l(rs.table_names().len() as u64));
+    let total_requests: u64 = totals
+        .iter()
+        .filter(|(n, _)| *n == "readRequestCount" || *n == "writeRequestCount")
+        .map(|(_, v)| v)
+        .sum();
+    server.add("totalRequestCount", Kind::Counter, l(total_requests));
+    for (metric, v) in &totals {
+        if *metric != "maxSequenceId" {
+            server.add(*metric, kind_of(metric), l(*v));
+        }
+    }
+    out.push(server);
+    out.push(regions);
+
+    let s = rs.wal().stats();
+    let mut wal = Source::new("wal", "Hadoop:service=HBase,name=RegionServer,sub=WAL");
+    wal.add("appendCount", Kind::Counter, l(s.appends));
+    wal.add("skippedAppendCount", Kind::Counter, l(s.skipped_appends));
+    wal.add("appendSize", Kind::Counter, l(s.appended_bytes));
+    wal.add("syncCount", Kind::Counter, l(s.fsyncs));
+    wal.add("groupCommitCount", Kind::Counter, l(s.batches));
+    wal.add("maxGroupCommitEdits", Kind::Gauge, l(s.max_batch_edits));
+    wal.add(
+        "appendTime",
+        Kind::Counter,
+        s.write_time.as_secs_f64() * 1e3,
+    );
+    wal.add("syncTime", Kind::Counter, s.fsync_time.as_secs_f64() * 1e3);
+    wal.add("rollRequestCount", Kind::Counter, l(s.rolls));
+    wal.add("segmentsDeletedCount", Kind::Counter, l(s.segments_deleted));
+    wal.add("segments", Kind::Gauge, l(rs.wal().segments().len() as u64));
+    out.push(wal);
+
+    let mut cache = Source::new(
+        "blockcache",
+        "Hadoop:service=HBase,name=RegionServer,sub=BlockCache",
+    );
+    if let Some(c) = rs.block_cache() {
+        for (name, v) in c.metrics() {
+            let k = kind_of(&name);
+            cache.add(name, k, l(v));
+        }
+    }
+    out.push(cache);
+
+    let mut ck = Source::new(
+        "checksum",
+        "Hadoop:service=HBase,name=RegionServer,sub=Checksum",
+    );
+    ck.add(
+        "fsChecksumFailureCount",
+        Kind::Counter,
+        l(cairn_hfile::checksum_failures()),
+    );
+    let (bytes, time) = cairn_checksum::accounting::totals();
+    ck.add("checksumBytesCount", Kind::Counter, l(bytes));
+    ck.add(
+        "checksumTimeNanosCount",
+        Kind::Counter,
+        time.as_nanos() as f64,
+    );
+    ck.add_labelled(
+        "kernel",
+        Kind::Gauge,
+        vec![(
+            "implementation",
+            cairn_checksum::Implementation::best().describe(),
+        )],
+        1.0,
+    );
+    out.push(ck);
+    out
+}
+
+fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn fmt_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Prometheus text exposition format (version 0.0.4).
+pub fn prometheus(sources: &[Source]) -> String {
+    let mut out = String::new();
+    for s in sources {
+        // A metric family's samples must be together: group by name, in first-seen order.
+        let mut names: Vec<&str> = Vec::new();
+        for m in &s.samples {
+            if !names.contains(&m.name.as_str()) {
+                names.push(&m.name);
+            }
+        }
+        for name in names {
+            let full = format!("cairn_{}_{}", s.name, name);
+            let mut family = s.samples.iter().filter(|m| m.name == name).peekable();
+            let kind = family.peek().map_or(Kind::Gauge, |m| m.kind);
+            let _ = writeln!(
+                out,
+                "# TYPE {full} {}",
+                match kind {
+                    Kind::Counter => "counter",
+                    Kind::Gauge => "gauge",
+                }
+            );
+            for m in family {
+                out.push_str(&full);
+                if !m.labels.is_empty() {
+                    out.push('{');
+                    for (i, (k, v)) in m.labels.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        let _ = write!(out, "{k}=\"{}\"", escape_label(v));
+                    }
+                    out.push('}');
+                }
+                let _ = writeln!(out, " {}", fmt_value(m.value));
+            }
+        }
+    }
+    out
+}
+
+/// HBase's `/jmx` JSON: one bean per source; labelled samples are flattened into HBase's
+/// attribute names (`Namespace_<ns>_table_<t>_region_<r>_metric_<name>` for regions,
+/// `<method>_<name>` for Thrift methods).
+pub fn jmx(sources: &[Source]) -> serde_json::Value {
+    let beans: Vec<serde_json::Value> = sources
+        .iter()
+        .map(|s| {
+            let mut bean = serde_json::Map::new();
+            bean.insert("name".into(), s.bean.into());
+            bean.insert("modelerType".into(), s.bean.into());
+            for m in &s.samples {
+                let key = if m.labels.is_empty() {
+                    m.name.clone()
+                } else if s.name == "regions" {
+                    let get = |k: &str| {
+                        m.labels
+                            .iter()
+                            .find(|(n, _)| *n == k)
+                            .map(|(_, v)| v.as_str())
+                            .unwrap_or("")
+                    };
+                    format!(
+                        "Namespace_{}_table_{}_region_{}_metric_{}",
+                        get("namespace"),
+                        get("table"),
+                        get("region"),
+                        m.name
+                    )
+                } else {
+                    let prefix: Vec<&str> = m.labels.iter().map(|(_, v)| v.as_str()).collect();
+                    format!("{}_{}", prefix.join("_"), m.name)
+                };
+                let v = if m.value.fract() == 0.0 {
+                    serde_json::Value::from(m.value as i64)
+                } else {
+                    serde_json::Value::from(m.value)
+                };
+                bean.insert(key, v);
+            }
+            serde_json::Value::Object(bean)
+        })
+        .collect();
+    serde_json::json!({ "beans": beans })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_slots_match_names() {
+        assert_eq!(METHODS[Method::GetRow as usize], "getRow");
+        assert_eq!(METHODS[Method::GetClusterId as usize], "getClusterId");
+        let m = ThriftMetrics::default();
+        m.record(Method::GetRow, Duration::from_micros(3), true);
+        m.record(Method::GetRow, Duration::from_micros(3), false);
+        assert_eq!(m.calls(Method::GetRow), 2);
+        assert_eq!(m.errors(Method::GetRow), 1);
+        assert_eq!(m.calls(Method::Get), 0);
+    }
+
+    #[test]
+    fn prometheus_text_has_types_labels_and_escapes() {
+        let mut s = Source::new("x", "bean");
+        s.add("aCount", Kind::Counter, 3.0);
+        s.add_labelled("bCount", Kind::Counter, vec![("t", "a\"b".into())], 1.0);
+        s.add("cValue", Kind::Gauge, 0.0);
+        s.add_labelled("bCount", Kind::Counter, vec![("t", "c".into())], 2.5);
+        let text = prometheus(&[s.clone()]);
+        assert_eq!(
+            text,
+            "# TYPE cairn_x_aCount counter\ncairn_x_aCount 3\n# TYPE cairn_x_bCount counter\n\
+             cairn_x_bCount{t=\"a\\\"b\"} 1\ncairn_x_bCount{t=\"c\"} 2.5\n\
+             # TYPE cairn_x_cValue gauge\ncairn_x_cValue 0\n"
+        );
+        let j = jmx(&[s]);
+        assert_eq!(j["beans"][0]["aCount"], 3);
+        assert_eq!(j["beans"][0]["c_bCount"], 2.5);
+    }
+}

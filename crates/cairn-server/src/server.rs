@@ -1,0 +1,322 @@
+//! The running server: the Thrift listener (a thread per connection, at most
+//! `max_connections`), the HTTP endpoint, the scanner-lease reaper, and an orderly stop that
+//! closes connections and then the region server, which flushes every memstore.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cairn_region::RegionServer;
+use cairn_thrift::hbase::HbaseSyncProcessor;
+use cairn_thrift::{serve_connection, Outcome};
+use parking_lot::Mutex;
+
+use crate::config::Config;
+use crate::handler::Handler;
+use crate::metrics::{self, ThriftMetrics};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("opening the region server at {dir}: {source}")]
+    Open {
+        dir: String,
+        source: cairn_region::RegionError,
+    },
+    #[error("listening on {addr} ({what}): {source}")]
+    Listen {
+        what: &'static str,
+        addr: String,
+        source: io::Error,
+    },
+    #[error("closing the region server: {0}")]
+    Close(cairn_region::RegionError),
+}
+
+struct Shared {
+    processor: HbaseSyncProcessor<Handler>,
+    handler: Handler,
+    metrics: Arc<ThriftMetrics>,
+    rs: Arc<RegionServer>,
+    config: Config,
+    stop: AtomicBool,
+    conns: Mutex<HashMap<u64, TcpStream>>,
+    next_conn: AtomicU64,
+}
+
+/// A started `cairn serve`.
+pub struct Server {
+    shared: Arc<Shared>,
+    thrift_addr: SocketAddr,
+    http_addr: Option<SocketAddr>,
+    acceptor: Option<JoinHandle<()>>,
+    reaper: Option<JoinHandle<()>>,
+    http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+}
+
+impl Server {
+    /// Opens the region server (replaying its WAL), binds the Thrift and HTTP ports and starts
+    /// serving.
+    pub fn start(config: Config) -> Result<Server, ServeError> {
+        let sc = config.server_config()?;
+        let rs = RegionServer::open(sc).map_err(|source| ServeError::Open {
+            dir: config.data_dir.display().to_string(),
+            source,
+        })?;
+        Server::start_with(rs, config)
+    }
+
+    /// Serves an already open region server.
+    pub fn start_with(rs: Arc<RegionServer>, config: Config) -> Result<Server, ServeError> {
+        let listener =
+            TcpListener::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
+                what: "thrift",
+                addr: config.thrift_addr.clone(),
+                source,
+            })?;
+        let thrift_addr = listener.local_addr().map_err(|source| ServeError::Listen {
+            what: "thrift",
+            addr: config.thrift_addr.clone(),
+            source,
+        })?;
+        let http_server = match &config.http_addr {
+            Some(a) => Some(Arc::new(tiny_http::Server::http(a).map_err(|e| {
+                ServeError::Listen {
+                    what: "http",
+                    addr: a.clone(),
+                    source: io::Error::other(e.to_string()),
+                }
+            })?)),
+            None => None,
+        };
+        let http_addr = http_server.as_ref().and_then(|s| s.server_addr().to_ip());
+
+        let metrics = Arc::new(ThriftMetrics::default());
+        let mut hc = config.handler.clone();
+        hc.server_name = thrift_addr.ip().to_string();
+        hc.port = i32::from(thrift_addr.port());
+        let handler = Handler::new(rs.clone(), metrics.clone(), hc);
+        let shared = Arc::new(Shared {
+            processor: HbaseSyncProcessor::new(handler.clone()),
+            handler,
+            metrics,
+            rs,
+            config,
+            stop: AtomicBool::new(false),
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(0),
+        });
+
+        let s = shared.clone();
+        let acceptor = std::thread::Builder::new()
+            .name("cairn-thrift-accept".into())
+            .spawn(move || accept_loop(listener, s))
+            .expect("spawn acceptor");
+        let s = shared.clone();
+        let reaper = std::thread::Builder::new()
+            .name("cairn-scanner-lease".into())
+            .spawn(move || {
+                let tick = (s.config.handler.scanner_lease / 4)
+                    .clamp(Duration::from_millis(50), Duration::from_secs(1));
+                while !s.stop.load(Ordering::Acquire) {
+                    std::thread::park_timeout(tick);
+                    s.handler.expire_scanners();
+                }
+            })
+            .expect("spawn reaper");
+        let http = http_server.map(|srv| {
+            let s = shared.clone();
+            let srv2 = srv.clone();
+            let h = std::thread::Builder::new()
+                .name("cairn-http".into())
+                .spawn(move || http_loop(&srv2, &s))
+                .expect("spawn http");
+            (srv, h)
+        });
+        Ok(Server {
+            shared,
+            thrift_addr,
+            http_addr,
+            acceptor: Some(acceptor),
+            reaper: Some(reaper),
+            http,
+        })
+    }
+
+    pub fn thrift_addr(&self) -> SocketAddr {
+        self.thrift_addr
+    }
+
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
+    }
+
+    pub fn handler(&self) -> &Handler {
+        &self.shared.handler
+    }
+
+    pub fn metrics(&self) -> &Arc<ThriftMetrics> {
+        &self.shared.metrics
+    }
+
+    pub fn region_server(&self) -> &Arc<RegionServer> {
+        &self.shared.rs
+    }
+
+    /// Stops accepting, closes every connection (a request being answered finishes first, as
+    /// far as the socket allows), stops the HTTP server and closes the region server, which
+    /// flushes every memstore to store files.
+    pub fn shutdown(mut self) -> Result<(), ServeError> {
+        self.stop_threads();
+        self.shared.rs.close().map_err(ServeError::Close)
+    }
+
+    fn stop_threads(&mut self) {
+        let s = &self.shared;
+        if s.stop.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Wake the acceptor.
+        let _ = TcpStream::connect_timeout(&self.thrift_addr, Duration::from_secs(1));
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+        for c in s.conns.lock().values() {
+            let _ = c.shutdown(Shutdown::Read);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while s.metrics.open_connections.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for c in s.conns.lock().values() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        if let Some(r) = self.reaper.take() {
+            r.thread().unpark();
+            let _ = r.join();
+        }
+        if let Some((srv, h)) = self.http.take() {
+            srv.unblock();
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
+    for stream in listener.incoming() {
+        if s.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let stream = match stream {
+            Ok(st) => st,
+            Err(e) => {
+                eprintln!("cairn serve: accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if s.metrics.open_connections.load(Ordering::Acquire) as usize >= s.config.max_connections {
+            s.metrics
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            let _ = stream.shutdown(Shutdown::Both);
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let id = s.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (Ok(reader), Ok(registered)) = (stream.try_clone(), stream.try_clone()) else {
+            continue;
+        };
+        s.conns.lock().insert(id, registered);
+        s.metrics.open_connections.fetch_add(1, Ordering::AcqRel);
+        let s2 = s.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("cairn-thrift-{id}"))
+            .spawn(move || {
+                let (_, outcome) = serve_connection(
+                    reader,
+                    &stream,
+                    &s2.processor,
+                    &s2.config.limits,
+                    &s2.metrics.wire,
+                );
+                if let Outcome::Dropped(reason) = outcome {
+                    if !s2.stop.load(Ordering::Acquire) {
+                        let peer = stream
+                            .peer_addr()
+                            .map(|a| a.to_string())
+                            .unwrap_or_default();
+                        eprintln!("cairn serve: closed connection from {peer}: {reason}");
+                    }
+                }
+                let _ = stream.shutdown(Shutdown::Both);
+                s2.conns.lock().remove(&id);
+                s2.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            s.conns.lock().remove(&id);
+            s.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+fn http_loop(srv: &tiny_http::Server, s: &Shared) {
+    for req in srv.incoming_requests() {
+        let url = req.url().to_string();
+        let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
+        let header = |v: &str| {
+            tiny_http::Header::from_bytes(&b"Content-Type"[..], v.as_bytes()).expect("header")
+        };
+        let resp = match path {
+            "/metrics" => {
+                let text = metrics::prometheus(&metrics::gather(&s.metrics, &s.rs));
+                tiny_http::Response::from_string(text)
+                    .with_header(header("text/plain; version=0.0.4; charset=utf-8"))
+            }
+            "/jmx" => {
+                let mut json = metrics::jmx(&metrics::gather(&s.metrics, &s.rs));
+                if let Some(q) = query.split('&').find_map(|kv| kv.strip_prefix("qry=")) {
+                    let q = q
+                        .replace("%3A", ":")
+                        .replace("%3D", "=")
+                        .replace("%2C", ",");
+                    if let Some(beans) = json["beans"].as_array_mut() {
+                        beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
+                    }
+                }
+                tiny_http::Response::from_string(
+                    serde_json::to_string_pretty(&json).unwrap_or_default(),
+                )
+                .with_header(header("application/json; charset=utf-8"))
+            }
+            "/health" => {
+                let stopping = s.stop.load(Ordering::Acquire);
+                let body = serde_json::json!({
+                    "status": if stopping { "stopping" } else { "ok" },
+                    "tables": s.rs.table_names().len(),
+                    "openConnections": s.metrics.open_connections.load(Ordering::Relaxed),
+                });
+                tiny_http::Response::from_string(body.to_string())
+                    .with_status_code(if stopping { 503 } else { 200 })
+                    .with_header(header("application/json; charset=utf-8"))
+            }
+            _ => tiny_http::Response::from_string(
+                "not found: try /metrics, /jmx or /health\n".to_string(),
+            )
+            .with_status_code(404)
+            .with_header(header("text/plain; charset=utf-8")),
+        };
+        let _ = req.respond(resp);
+    }
+}
