@@ -234,6 +234,11 @@ def report(results, meta_path, notes_path, out):
         "not run on it. cairn: 64 KiB blocks, ROW Bloom filter, CRC32C, 4 GiB block cache; each "
         "workload is its own `cairn pe` process that scans the table once (untimed) to fill its "
         "cache; the read table is major-compacted into one file, as the peers compact theirs.",
+        "scan: cairn runs PE's scanRange10000 --filterAll through its region scanner (memstore "
+        "and store-file heap, MVCC read point, HBase's query matcher and the filter on every "
+        "cell); RocksDB and Pebble iterate with an upper bound and touch every value; HBase's "
+        "figure is its bare HFileScanner (seekTo + next, a row compare per cell), which skips "
+        "the StoreScanner, matcher and filter work a region server would do.",
         "RocksDB, Pebble and HBase verify a block's checksum only when they read it from a "
         "file, not on a cache hit; cairn does the same by default "
         "(`cairn.blockcache.verify.memory.hits=false`).",

@@ -25,7 +25,7 @@
 #
 # usage: bench/report.sh
 # environment (defaults): ROUNDS (3), CAIRN_BENCH_ROWS (1000000), CAIRN_BENCH_VALUE_SIZE (1024),
-#   CAIRN_BENCH_SCANS (100), CAIRN_BENCH_BATCH (100), CAIRN_BENCH_THREADS ("1 2"),
+#   CAIRN_BENCH_SCANS (500), CAIRN_BENCH_BATCH (100), CAIRN_BENCH_THREADS ("1 2"),
 #   CAIRN_BENCH_WRITE_ROWS (1000000), CAIRN_BENCH_COMPACT_ROWS (100000, x 10 KiB = ~1 GB),
 #   CAIRN_BENCH_DIR (temporary files; the system's temp dir), CAIRN_BENCH_OUT
 #   (bench/results/<UTC date>), CAIRN_BENCH_HBASE_HEAP (4g; half of it is HBase's block cache),
@@ -36,7 +36,7 @@ cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 rows=${CAIRN_BENCH_ROWS:-1000000}
 value_size=${CAIRN_BENCH_VALUE_SIZE:-1024}
-scans=${CAIRN_BENCH_SCANS:-100}
+scans=${CAIRN_BENCH_SCANS:-500}
 batch=${CAIRN_BENCH_BATCH:-100}
 range=10000
 threads_list=${CAIRN_BENCH_THREADS:-1 2}

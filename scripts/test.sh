@@ -53,6 +53,11 @@ CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blo
 CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench --locked -p cairn-hfile --bench hfile_vs_hbase
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-wal --bench wal_append
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-cli --bench compaction_vs_hbase
+# the side-by-side report (bench/report.sh) at tiny sizes; RocksDB stays out of CI (its C++
+# build takes ~40 CPU-minutes), Pebble is a ~1 min `go build`, matplotlib comes from PyPI
+CAIRN_BENCH_SKIP_ROCKSDB=1 ROUNDS=1 CAIRN_BENCH_ROWS=20000 CAIRN_BENCH_SCANS=20 \
+    CAIRN_BENCH_WRITE_ROWS=20000 CAIRN_BENCH_COMPACT_ROWS=2000 \
+    CAIRN_BENCH_OUT=target/bench-report-smoke bench/report.sh >/dev/null
 
 step "fuzzing (nightly toolchain and cargo-fuzz from the registries)"
 rustup toolchain install nightly --profile minimal
