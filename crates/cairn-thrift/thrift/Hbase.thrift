@@ -2,9 +2,10 @@
 // facts of HBase's interface (hbase-thrift, org/apache/hadoop/hbase/thrift/Hbase.thrift): type
 // names, method names, argument order and field ids are HBase's, so any HBase Thrift1 client
 // (happybase, thriftpy2, HBase's generated Java/C++/Python stubs) talks to cairn unchanged.
-// Every argument is `optional` here (the wire is the same): clients such as happybase leave
-// out arguments they have no value for (columns=None), which HBase's server accepts; cairn
-// reports a missing argument it needs as an error naming it.
+// Clients such as happybase leave out arguments they have no value for (columns=None), which
+// HBase's server accepts; scripts/generate.sh makes the generated code accept that too (a
+// missing argument takes its type's default), and cairn reports a missing argument it needs as
+// an error naming it.
 // Regenerate src/hbase.rs with scripts/generate.sh (thrift-compiler 0.17).
 
 typedef binary Text
@@ -42,7 +43,7 @@ struct Mutation {
   1: bool isDelete = 0,
   2: Text column,
   3: Text value,
-  4: bool writeToWAL = 1
+  4: bool writeToWAL = true
 }
 
 struct BatchMutation {
@@ -100,88 +101,88 @@ enum TThriftServerType {
 }
 
 service Hbase {
-  void enableTable(1: optional Bytes tableName) throws (1: IOError io)
-  void disableTable(1: optional Bytes tableName) throws (1: IOError io)
-  bool isTableEnabled(1: optional Bytes tableName) throws (1: IOError io)
-  void compact(1: optional Bytes tableNameOrRegionName) throws (1: IOError io)
-  void majorCompact(1: optional Bytes tableNameOrRegionName) throws (1: IOError io)
+  void enableTable(1: Bytes tableName) throws (1: IOError io)
+  void disableTable(1: Bytes tableName) throws (1: IOError io)
+  bool isTableEnabled(1: Bytes tableName) throws (1: IOError io)
+  void compact(1: Bytes tableNameOrRegionName) throws (1: IOError io)
+  void majorCompact(1: Bytes tableNameOrRegionName) throws (1: IOError io)
   list<Text> getTableNames() throws (1: IOError io)
   map<Text, bool> getTableNamesWithIsTableEnabled() throws (1: IOError io)
-  map<Text, ColumnDescriptor> getColumnDescriptors(1: optional Text tableName) throws (1: IOError io)
-  list<TRegionInfo> getTableRegions(1: optional Text tableName) throws (1: IOError io)
-  void createTable(1: optional Text tableName, 2: optional list<ColumnDescriptor> columnFamilies)
+  map<Text, ColumnDescriptor> getColumnDescriptors(1: Text tableName) throws (1: IOError io)
+  list<TRegionInfo> getTableRegions(1: Text tableName) throws (1: IOError io)
+  void createTable(1: Text tableName, 2: list<ColumnDescriptor> columnFamilies)
     throws (1: IOError io, 2: IllegalArgument ia, 3: AlreadyExists exist)
-  void deleteTable(1: optional Text tableName) throws (1: IOError io)
+  void deleteTable(1: Text tableName) throws (1: IOError io)
 
-  list<TCell> get(1: optional Text tableName, 2: optional Text row, 3: optional Text column,
-                  4: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TCell> getVer(1: optional Text tableName, 2: optional Text row, 3: optional Text column, 4: optional i32 numVersions,
-                     5: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TCell> getVerTs(1: optional Text tableName, 2: optional Text row, 3: optional Text column, 4: optional i64 timestamp,
-                       5: optional i32 numVersions, 6: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRow(1: optional Text tableName, 2: optional Text row,
-                          3: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRowWithColumns(1: optional Text tableName, 2: optional Text row, 3: optional list<Text> columns,
-                                     4: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRowTs(1: optional Text tableName, 2: optional Text row, 3: optional i64 timestamp,
-                            4: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRowWithColumnsTs(1: optional Text tableName, 2: optional Text row, 3: optional list<Text> columns,
-                                       4: optional i64 timestamp, 5: optional map<Text, Text> attributes)
+  list<TCell> get(1: Text tableName, 2: Text row, 3: Text column,
+                  4: map<Text, Text> attributes) throws (1: IOError io)
+  list<TCell> getVer(1: Text tableName, 2: Text row, 3: Text column, 4: i32 numVersions,
+                     5: map<Text, Text> attributes) throws (1: IOError io)
+  list<TCell> getVerTs(1: Text tableName, 2: Text row, 3: Text column, 4: i64 timestamp,
+                       5: i32 numVersions, 6: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRow(1: Text tableName, 2: Text row,
+                          3: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowWithColumns(1: Text tableName, 2: Text row, 3: list<Text> columns,
+                                     4: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowTs(1: Text tableName, 2: Text row, 3: i64 timestamp,
+                            4: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowWithColumnsTs(1: Text tableName, 2: Text row, 3: list<Text> columns,
+                                       4: i64 timestamp, 5: map<Text, Text> attributes)
     throws (1: IOError io)
-  list<TRowResult> getRows(1: optional Text tableName, 2: optional list<Text> rows,
-                           3: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRowsWithColumns(1: optional Text tableName, 2: optional list<Text> rows,
-                                      3: optional list<Text> columns, 4: optional map<Text, Text> attributes)
+  list<TRowResult> getRows(1: Text tableName, 2: list<Text> rows,
+                           3: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowsWithColumns(1: Text tableName, 2: list<Text> rows,
+                                      3: list<Text> columns, 4: map<Text, Text> attributes)
     throws (1: IOError io)
-  list<TRowResult> getRowsTs(1: optional Text tableName, 2: optional list<Text> rows, 3: optional i64 timestamp,
-                             4: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> getRowsWithColumnsTs(1: optional Text tableName, 2: optional list<Text> rows,
-                                        3: optional list<Text> columns, 4: optional i64 timestamp,
-                                        5: optional map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowsTs(1: Text tableName, 2: list<Text> rows, 3: i64 timestamp,
+                             4: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> getRowsWithColumnsTs(1: Text tableName, 2: list<Text> rows,
+                                        3: list<Text> columns, 4: i64 timestamp,
+                                        5: map<Text, Text> attributes) throws (1: IOError io)
 
-  void mutateRow(1: optional Text tableName, 2: optional Text row, 3: optional list<Mutation> mutations,
-                 4: optional map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
-  void mutateRowTs(1: optional Text tableName, 2: optional Text row, 3: optional list<Mutation> mutations, 4: optional i64 timestamp,
-                   5: optional map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
-  void mutateRows(1: optional Text tableName, 2: optional list<BatchMutation> rowBatches,
-                  3: optional map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
-  void mutateRowsTs(1: optional Text tableName, 2: optional list<BatchMutation> rowBatches, 3: optional i64 timestamp,
-                    4: optional map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
-  i64 atomicIncrement(1: optional Text tableName, 2: optional Text row, 3: optional Text column, 4: optional i64 value)
+  void mutateRow(1: Text tableName, 2: Text row, 3: list<Mutation> mutations,
+                 4: map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
+  void mutateRowTs(1: Text tableName, 2: Text row, 3: list<Mutation> mutations, 4: i64 timestamp,
+                   5: map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
+  void mutateRows(1: Text tableName, 2: list<BatchMutation> rowBatches,
+                  3: map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
+  void mutateRowsTs(1: Text tableName, 2: list<BatchMutation> rowBatches, 3: i64 timestamp,
+                    4: map<Text, Text> attributes) throws (1: IOError io, 2: IllegalArgument ia)
+  i64 atomicIncrement(1: Text tableName, 2: Text row, 3: Text column, 4: i64 value)
     throws (1: IOError io, 2: IllegalArgument ia)
-  void deleteAll(1: optional Text tableName, 2: optional Text row, 3: optional Text column,
-                 4: optional map<Text, Text> attributes) throws (1: IOError io)
-  void deleteAllTs(1: optional Text tableName, 2: optional Text row, 3: optional Text column, 4: optional i64 timestamp,
-                   5: optional map<Text, Text> attributes) throws (1: IOError io)
-  void deleteAllRow(1: optional Text tableName, 2: optional Text row,
-                    3: optional map<Text, Text> attributes) throws (1: IOError io)
-  void increment(1: optional TIncrement increment) throws (1: IOError io)
-  void incrementRows(1: optional list<TIncrement> increments) throws (1: IOError io)
-  void deleteAllRowTs(1: optional Text tableName, 2: optional Text row, 3: optional i64 timestamp,
-                      4: optional map<Text, Text> attributes) throws (1: IOError io)
+  void deleteAll(1: Text tableName, 2: Text row, 3: Text column,
+                 4: map<Text, Text> attributes) throws (1: IOError io)
+  void deleteAllTs(1: Text tableName, 2: Text row, 3: Text column, 4: i64 timestamp,
+                   5: map<Text, Text> attributes) throws (1: IOError io)
+  void deleteAllRow(1: Text tableName, 2: Text row,
+                    3: map<Text, Text> attributes) throws (1: IOError io)
+  void increment(1: TIncrement increment) throws (1: IOError io)
+  void incrementRows(1: list<TIncrement> increments) throws (1: IOError io)
+  void deleteAllRowTs(1: Text tableName, 2: Text row, 3: i64 timestamp,
+                      4: map<Text, Text> attributes) throws (1: IOError io)
 
-  ScannerID scannerOpenWithScan(1: optional Text tableName, 2: optional TScan scan,
-                                3: optional map<Text, Text> attributes) throws (1: IOError io)
-  ScannerID scannerOpen(1: optional Text tableName, 2: optional Text startRow, 3: optional list<Text> columns,
-                        4: optional map<Text, Text> attributes) throws (1: IOError io)
-  ScannerID scannerOpenWithStop(1: optional Text tableName, 2: optional Text startRow, 3: optional Text stopRow,
-                                4: optional list<Text> columns, 5: optional map<Text, Text> attributes)
+  ScannerID scannerOpenWithScan(1: Text tableName, 2: TScan scan,
+                                3: map<Text, Text> attributes) throws (1: IOError io)
+  ScannerID scannerOpen(1: Text tableName, 2: Text startRow, 3: list<Text> columns,
+                        4: map<Text, Text> attributes) throws (1: IOError io)
+  ScannerID scannerOpenWithStop(1: Text tableName, 2: Text startRow, 3: Text stopRow,
+                                4: list<Text> columns, 5: map<Text, Text> attributes)
     throws (1: IOError io)
-  ScannerID scannerOpenWithPrefix(1: optional Text tableName, 2: optional Text startAndPrefix,
-                                  3: optional list<Text> columns, 4: optional map<Text, Text> attributes)
+  ScannerID scannerOpenWithPrefix(1: Text tableName, 2: Text startAndPrefix,
+                                  3: list<Text> columns, 4: map<Text, Text> attributes)
     throws (1: IOError io)
-  ScannerID scannerOpenTs(1: optional Text tableName, 2: optional Text startRow, 3: optional list<Text> columns,
-                          4: optional i64 timestamp, 5: optional map<Text, Text> attributes) throws (1: IOError io)
-  ScannerID scannerOpenWithStopTs(1: optional Text tableName, 2: optional Text startRow, 3: optional Text stopRow,
-                                  4: optional list<Text> columns, 5: optional i64 timestamp,
-                                  6: optional map<Text, Text> attributes) throws (1: IOError io)
-  list<TRowResult> scannerGet(1: optional ScannerID id) throws (1: IOError io, 2: IllegalArgument ia)
-  list<TRowResult> scannerGetList(1: optional ScannerID id, 2: optional i32 nbRows)
+  ScannerID scannerOpenTs(1: Text tableName, 2: Text startRow, 3: list<Text> columns,
+                          4: i64 timestamp, 5: map<Text, Text> attributes) throws (1: IOError io)
+  ScannerID scannerOpenWithStopTs(1: Text tableName, 2: Text startRow, 3: Text stopRow,
+                                  4: list<Text> columns, 5: i64 timestamp,
+                                  6: map<Text, Text> attributes) throws (1: IOError io)
+  list<TRowResult> scannerGet(1: ScannerID id) throws (1: IOError io, 2: IllegalArgument ia)
+  list<TRowResult> scannerGetList(1: ScannerID id, 2: i32 nbRows)
     throws (1: IOError io, 2: IllegalArgument ia)
-  void scannerClose(1: optional ScannerID id) throws (1: IOError io, 2: IllegalArgument ia)
+  void scannerClose(1: ScannerID id) throws (1: IOError io, 2: IllegalArgument ia)
 
-  bool checkAndPut(1: optional Text tableName, 2: optional Text row, 3: optional Text column, 5: optional Text value,
-                   6: optional Mutation mput, 7: optional map<Text, Text> attributes)
+  bool checkAndPut(1: Text tableName, 2: Text row, 3: Text column, 5: Text value,
+                   6: Mutation mput, 7: map<Text, Text> attributes)
     throws (1: IOError io, 2: IllegalArgument ia)
 
   TThriftServerType getThriftServerType()

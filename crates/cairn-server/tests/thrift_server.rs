@@ -1,0 +1,522 @@
+//! `cairn serve` end to end with Thrift's own Rust client (the code generated from cairn's IDL):
+//! every protocol × transport pair, the handler's semantics and errors, hostile connections,
+//! limits, and a stop that flushes memstores.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use cairn_region::{RegionServer, ServerConfig, TableName};
+use cairn_server::{Config, Server};
+use cairn_thrift::hbase::{
+    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument,
+    Mutation, THbaseSyncClient, TIncrement, TScan,
+};
+use cairn_thrift::thrift;
+use thrift::protocol::{
+    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
+    TInputProtocol, TOutputProtocol,
+};
+use thrift::transport::{
+    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport,
+    TIoChannel, TTcpChannel,
+};
+
+type Client = HbaseSyncClient<Box<dyn TInputProtocol>, Box<dyn TOutputProtocol>>;
+
+fn client(addr: SocketAddr, framed: bool, compact: bool) -> Client {
+    let mut ch = TTcpChannel::new();
+    ch.open(addr.to_string()).unwrap();
+    let (r, w) = ch.split().unwrap();
+    let (r, w): (
+        Box<dyn thrift::transport::TReadTransport>,
+        Box<dyn thrift::transport::TWriteTransport>,
+    ) = if framed {
+        (
+            Box::new(TFramedReadTransport::new(r)),
+            Box::new(TFramedWriteTransport::new(w)),
+        )
+    } else {
+        (
+            Box::new(TBufferedReadTransport::new(r)),
+            Box::new(TBufferedWriteTransport::new(w)),
+        )
+    };
+    let (i, o): (Box<dyn TInputProtocol>, Box<dyn TOutputProtocol>) = if compact {
+        (
+            Box::new(TCompactInputProtocol::new(r)),
+            Box::new(TCompactOutputProtocol::new(w)),
+        )
+    } else {
+        (
+            Box::new(TBinaryInputProtocol::new(r, true)),
+            Box::new(TBinaryOutputProtocol::new(w, true)),
+        )
+    };
+    HbaseSyncClient::new(i, o)
+}
+
+fn start(dir: &std::path::Path, defines: &[(&str, &str)]) -> Server {
+    let mut c = Config {
+        data_dir: dir.to_path_buf(),
+        thrift_addr: "127.0.0.1:0".into(),
+        http_addr: None,
+        ..Config::default()
+    };
+    for (k, v) in defines {
+        c.set(k, v).unwrap();
+    }
+    Server::start(c).unwrap()
+}
+
+fn family(name: &str, versions: i32) -> ColumnDescriptor {
+    ColumnDescriptor {
+        name: Some(format!("{name}:").into_bytes()),
+        max_versions: Some(versions),
+        ..ColumnDescriptor::default()
+    }
+}
+
+fn put(col: &str, v: &str) -> Mutation {
+    Mutation {
+        is_delete: Some(false),
+        column: Some(col.as_bytes().to_vec()),
+        value: Some(v.as_bytes().to_vec()),
+        write_to_w_a_l: Some(true),
+    }
+}
+
+fn del(col: &str) -> Mutation {
+    Mutation {
+        is_delete: Some(true),
+        column: Some(col.as_bytes().to_vec()),
+        value: None,
+        write_to_w_a_l: Some(true),
+    }
+}
+
+/// A TScan with nothing set (the generated `Default` sets every optional field to zero, and a
+/// timestamp of 0 is a scan of nothing, as in HBase).
+fn empty_scan() -> TScan {
+    TScan {
+        start_row: None,
+        stop_row: None,
+        timestamp: None,
+        columns: None,
+        caching: None,
+        filter_string: None,
+        batch_size: None,
+        sort_columns: None,
+        reversed: None,
+        cache_blocks: None,
+    }
+}
+
+fn no_attrs() -> BTreeMap<Vec<u8>, Vec<u8>> {
+    BTreeMap::new()
+}
+
+fn user_err<E: std::error::Error + 'static>(r: thrift::Result<impl std::fmt::Debug>) -> String {
+    match r {
+        Err(thrift::Error::User(u)) => {
+            assert!(
+                u.downcast_ref::<E>().is_some(),
+                "expected {}, got {u:?}",
+                std::any::type_name::<E>()
+            );
+            if let Some(e) = u.downcast_ref::<IOError>() {
+                e.message.clone().unwrap_or_default()
+            } else if let Some(e) = u.downcast_ref::<IllegalArgument>() {
+                e.message.clone().unwrap_or_default()
+            } else if let Some(e) = u.downcast_ref::<AlreadyExists>() {
+                e.message.clone().unwrap_or_default()
+            } else {
+                u.to_string()
+            }
+        }
+        other => panic!("expected {}, got {other:?}", std::any::type_name::<E>()),
+    }
+}
+
+fn exercise(c: &mut Client, table: &str) {
+    let t = table.as_bytes().to_vec();
+    c.create_table(t.clone(), vec![family("f", 3), family("g", 1)])
+        .unwrap();
+    assert!(c.get_table_names().unwrap().contains(&t));
+    let e = user_err::<AlreadyExists>(c.create_table(t.clone(), vec![family("f", 1)]));
+    assert!(e.contains(table), "{e}");
+    let descs = c.get_column_descriptors(t.clone()).unwrap();
+    assert_eq!(descs[&b"f:".to_vec()].max_versions, Some(3));
+    assert_eq!(descs[&b"g:".to_vec()].max_versions, Some(1));
+
+    // mutateRows: puts and deletes; rows are visible to gets and multi-gets
+    let batches: Vec<BatchMutation> = (0..20)
+        .map(|i| BatchMutation {
+            row: Some(format!("r{i:02}").into_bytes()),
+            mutations: Some(vec![put("f:a", &i.to_string()), put("g:b", "x")]),
+        })
+        .collect();
+    c.mutate_rows(t.clone(), batches, no_attrs()).unwrap();
+    c.mutate_row(t.clone(), b"r05".to_vec(), vec![del("g:b")], no_attrs())
+        .unwrap();
+    let rows = c
+        .get_rows_with_columns(
+            t.clone(),
+            vec![b"r04".to_vec(), b"r05".to_vec(), b"zz".to_vec()],
+            vec![],
+            no_attrs(),
+        )
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    let cols = rows[1].columns.as_ref().unwrap();
+    assert_eq!(rows[1].row.as_deref(), Some(&b"r05"[..]));
+    assert_eq!(cols.len(), 1);
+    assert_eq!(cols[&b"f:a".to_vec()].value.as_deref(), Some(&b"5"[..]));
+    assert!(c
+        .get_row(t.clone(), b"nope".to_vec(), no_attrs())
+        .unwrap()
+        .is_empty());
+
+    // versions and timestamps: getVerTs sees versions strictly older than its timestamp
+    for ts in [10, 20, 30] {
+        c.mutate_row_ts(
+            t.clone(),
+            b"v".to_vec(),
+            vec![put("f:q", &format!("at{ts}"))],
+            ts,
+            no_attrs(),
+        )
+        .unwrap();
+    }
+    let cells = c
+        .get_ver(t.clone(), b"v".to_vec(), b"f:q".to_vec(), 5, no_attrs())
+        .unwrap();
+    let ts: Vec<i64> = cells.iter().map(|c| c.timestamp.unwrap()).collect();
+    assert_eq!(ts, vec![30, 20, 10]);
+    let cells = c
+        .get_ver_ts(t.clone(), b"v".to_vec(), b"f:q".to_vec(), 30, 5, no_attrs())
+        .unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[0].value.as_deref(), Some(&b"at20"[..]));
+    let e =
+        user_err::<IOError>(c.get_ver(t.clone(), b"v".to_vec(), b"f:q".to_vec(), 0, no_attrs()));
+    assert!(e.contains("numVersions"), "{e}");
+    c.delete_all_ts(t.clone(), b"v".to_vec(), b"f:q".to_vec(), 20, no_attrs())
+        .unwrap();
+    let cells = c
+        .get_ver(t.clone(), b"v".to_vec(), b"f:q".to_vec(), 5, no_attrs())
+        .unwrap();
+    assert_eq!(cells.len(), 1);
+
+    // scanners: TScan with stop row, columns, filter, batch, reversed, sorted columns
+    let scan = TScan {
+        start_row: Some(b"r03".to_vec()),
+        stop_row: Some(b"r08".to_vec()),
+        columns: Some(vec![b"f:a".to_vec()]),
+        filter_string: Some(b"ValueFilter(!=, 'binary:6')".to_vec()),
+        ..empty_scan()
+    };
+    let id = c
+        .scanner_open_with_scan(t.clone(), scan, no_attrs())
+        .unwrap();
+    let mut keys = Vec::new();
+    loop {
+        let rows = c.scanner_get_list(id, 2).unwrap();
+        if rows.is_empty() {
+            break;
+        }
+        keys.extend(
+            rows.into_iter()
+                .map(|r| String::from_utf8(r.row.unwrap()).unwrap()),
+        );
+    }
+    assert_eq!(keys, ["r03", "r04", "r05", "r07"]);
+    c.scanner_close(id).unwrap();
+    user_err::<IllegalArgument>(c.scanner_get(id));
+    let id = c
+        .scanner_open_with_scan(
+            t.clone(),
+            TScan {
+                reversed: Some(true),
+                sort_columns: Some(true),
+                start_row: Some(b"r02".to_vec()),
+                ..empty_scan()
+            },
+            no_attrs(),
+        )
+        .unwrap();
+    let rows = c.scanner_get_list(id, 10).unwrap();
+    let keys: Vec<_> = rows.iter().map(|r| r.row.clone().unwrap()).collect();
+    assert_eq!(keys, [b"r02".to_vec(), b"r01".to_vec(), b"r00".to_vec()]);
+    let sorted = rows[0].sorted_columns.as_ref().unwrap();
+    let names: Vec<_> = sorted
+        .iter()
+        .map(|c| c.column_name.clone().unwrap())
+        .collect();
+    assert_eq!(names, [b"f:a".to_vec(), b"g:b".to_vec()]);
+    assert!(rows[0].columns.is_none());
+    c.scanner_close(id).unwrap();
+    let id = c
+        .scanner_open_with_prefix(t.clone(), b"r1".to_vec(), vec![b"g".to_vec()], no_attrs())
+        .unwrap();
+    assert_eq!(c.scanner_get_list(id, 100).unwrap().len(), 10);
+    c.scanner_close(id).unwrap();
+    let id = c
+        .scanner_open_with_stop(
+            t.clone(),
+            b"r00".to_vec(),
+            b"r02".to_vec(),
+            vec![],
+            no_attrs(),
+        )
+        .unwrap();
+    assert_eq!(c.scanner_get(id).unwrap().len(), 1);
+    assert_eq!(c.scanner_get(id).unwrap().len(), 1);
+    assert!(c.scanner_get(id).unwrap().is_empty());
+    c.scanner_close(id).unwrap();
+    let e = user_err::<IOError>(c.scanner_open_with_scan(
+        t.clone(),
+        TScan {
+            filter_string: Some(b"NotAFilter(".to_vec()),
+            ..empty_scan()
+        },
+        no_attrs(),
+    ));
+    assert!(e.contains("filterString"), "{e}");
+
+    // counters, increments, checkAndPut
+    assert_eq!(
+        c.atomic_increment(t.clone(), b"n".to_vec(), b"f:c".to_vec(), 5)
+            .unwrap(),
+        5
+    );
+    c.increment(TIncrement {
+        table: Some(t.clone()),
+        row: Some(b"n".to_vec()),
+        column: Some(b"f:c".to_vec()),
+        ammount: Some(2),
+    })
+    .unwrap();
+    assert_eq!(
+        c.atomic_increment(t.clone(), b"n".to_vec(), b"f:c".to_vec(), 0)
+            .unwrap(),
+        7
+    );
+    let e = user_err::<IllegalArgument>(c.atomic_increment(
+        t.clone(),
+        b"r01".to_vec(),
+        b"f:a".to_vec(),
+        1,
+    ));
+    assert!(e.contains("not a counter"), "{e}");
+    assert!(!c
+        .check_and_put(
+            t.clone(),
+            b"r01".to_vec(),
+            b"f:a".to_vec(),
+            b"wrong".to_vec(),
+            put("f:a", "new"),
+            no_attrs()
+        )
+        .unwrap());
+    assert!(c
+        .check_and_put(
+            t.clone(),
+            b"r01".to_vec(),
+            b"f:a".to_vec(),
+            b"1".to_vec(),
+            put("f:a", "new"),
+            no_attrs()
+        )
+        .unwrap());
+    assert!(c
+        .check_and_put(
+            t.clone(),
+            b"fresh".to_vec(),
+            b"f:a".to_vec(),
+            vec![],
+            put("f:a", "first"),
+            no_attrs()
+        )
+        .unwrap());
+    let cells = c
+        .get(t.clone(), b"r01".to_vec(), b"f:a".to_vec(), no_attrs())
+        .unwrap();
+    assert_eq!(cells[0].value.as_deref(), Some(&b"new"[..]));
+
+    // errors name what is wrong
+    let e = user_err::<IllegalArgument>(c.mutate_row(
+        t.clone(),
+        b"r".to_vec(),
+        vec![put(":x", "1")],
+        no_attrs(),
+    ));
+    assert!(e.contains("mutations[0].column"), "{e}");
+    let e = user_err::<IOError>(c.get_row(b"missing".to_vec(), b"r".to_vec(), no_attrs()));
+    assert!(e.contains("missing"), "{e}");
+    let e = user_err::<IOError>(c.get(t.clone(), b"r01".to_vec(), b"nofam:x".to_vec(), no_attrs()));
+    assert!(e.contains("nofam"), "{e}");
+
+    // regions, admin
+    let regions = c.get_table_regions(t.clone()).unwrap();
+    assert_eq!(regions.len(), 1);
+    c.major_compact(t.clone()).unwrap();
+    c.compact(regions[0].name.clone().unwrap()).unwrap();
+    user_err::<IOError>(c.compact(b"nothing-like-this".to_vec()));
+    c.delete_all_row(t.clone(), b"r00".to_vec(), no_attrs())
+        .unwrap();
+    assert!(c
+        .get_row(t.clone(), b"r00".to_vec(), no_attrs())
+        .unwrap()
+        .is_empty());
+    c.disable_table(t.clone()).unwrap();
+    assert!(!c.is_table_enabled(t.clone()).unwrap());
+    user_err::<IOError>(c.get_row(t.clone(), b"r01".to_vec(), no_attrs()));
+    c.enable_table(t.clone()).unwrap();
+    assert_eq!(
+        c.get_row(t.clone(), b"r02".to_vec(), no_attrs())
+            .unwrap()
+            .len(),
+        1
+    );
+    user_err::<IOError>(c.delete_table(t.clone()));
+    c.disable_table(t.clone()).unwrap();
+    c.delete_table(t.clone()).unwrap();
+    assert!(!c.get_table_names().unwrap().contains(&t));
+}
+
+#[test]
+fn every_protocol_and_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &[]);
+    for (framed, compact) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut c = client(server.thrift_addr(), framed, compact);
+        exercise(&mut c, &format!("t_{framed}_{compact}"));
+    }
+    let m = server.metrics();
+    assert_eq!(
+        m.wire
+            .protocol_errors
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+    for n in &m.wire.connections {
+        assert_eq!(n.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
+    server.shutdown().unwrap();
+}
+
+fn send_raw(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(bytes).unwrap();
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+#[test]
+fn hostile_connections_and_limits_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(
+        dir.path(),
+        &[
+            ("cairn.thrift.max.request.bytes", "65536"),
+            ("hbase.regionserver.thrift.framed.max_frame_size_in_mb", "1"),
+            ("cairn.thrift.max.open.scanners", "3"),
+        ],
+    );
+    let addr = server.thrift_addr();
+    let mut c = client(addr, false, false);
+    let t = b"h".to_vec();
+    c.create_table(t.clone(), vec![family("f", 1)]).unwrap();
+    c.mutate_row(
+        t.clone(),
+        b"keep".to_vec(),
+        vec![put("f:q", "safe")],
+        no_attrs(),
+    )
+    .unwrap();
+    let hostile: Vec<Vec<u8>> = vec![
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03".to_vec(), // a TLS hello
+        [&(200i32 << 20).to_be_bytes()[..], b"\x80\x01\x00\x01"].concat(),
+        [&0x8001_0001u32.to_be_bytes()[..], &(-7i32).to_be_bytes()].concat(),
+        vec![0x82, 0x21, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f],
+        vec![0x80, 0x01],
+    ];
+    for h in &hostile {
+        send_raw(addr, h);
+        let got = c.get_row(t.clone(), b"keep".to_vec(), no_attrs()).unwrap();
+        assert_eq!(got.len(), 1, "after {h:02x?}");
+    }
+    // a request over the limit: the client sees an error, the server goes on
+    let mut big = client(addr, false, false);
+    let r = big.mutate_row(
+        t.clone(),
+        b"big".to_vec(),
+        vec![put("f:q", &"x".repeat(70_000))],
+        no_attrs(),
+    );
+    assert!(r.is_err());
+    let mut framed = client(addr, true, false);
+    let r = framed.mutate_row(
+        t.clone(),
+        b"big".to_vec(),
+        vec![put("f:q", &"x".repeat(2 << 20))],
+        no_attrs(),
+    );
+    assert!(r.is_err());
+    assert!(c
+        .get_row(t.clone(), b"big".to_vec(), no_attrs())
+        .unwrap()
+        .is_empty());
+    // the open-scanner limit
+    let ids: Vec<i32> = (0..3)
+        .map(|_| {
+            c.scanner_open(t.clone(), vec![], vec![], no_attrs())
+                .unwrap()
+        })
+        .collect();
+    let e = user_err::<IOError>(c.scanner_open(t.clone(), vec![], vec![], no_attrs()));
+    assert!(e.contains("too many open scanners"), "{e}");
+    c.scanner_close(ids[0]).unwrap();
+    c.scanner_open(t.clone(), vec![], vec![], no_attrs())
+        .unwrap();
+    let m = server.metrics();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(load(&m.wire.protocol_errors) >= hostile.len() as u64 + 2);
+    assert!(load(&m.wire.oversized) >= 4);
+    assert_eq!(load(&m.rejected_scanners), 1);
+    drop((c, big, framed));
+    server.shutdown().unwrap();
+}
+
+#[test]
+fn shutdown_flushes_memstores() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &[]);
+    let mut c = client(server.thrift_addr(), false, true);
+    c.create_table(b"d".to_vec(), vec![family("f", 1)]).unwrap();
+    for i in 0..100 {
+        c.mutate_row(
+            b"d".to_vec(),
+            format!("r{i}").into_bytes(),
+            vec![put("f:q", "v")],
+            no_attrs(),
+        )
+        .unwrap();
+    }
+    drop(c);
+    server.shutdown().unwrap();
+    let rs = RegionServer::open(ServerConfig::new(dir.path())).unwrap();
+    assert_eq!(
+        rs.recovery.edits_replayed, 0,
+        "a graceful stop leaves nothing to replay"
+    );
+    let t = TableName::parse("d").unwrap();
+    let rows = rs.scanner(&t, cairn_region::Scan::new()).unwrap().count();
+    assert_eq!(rows, 100);
+    rs.close().unwrap();
+}
