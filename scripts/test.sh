@@ -37,6 +37,13 @@ python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ig
 cargo build --locked -p cairn-cli
 CAIRN_BIN=target/debug/cairn python3 -m pytest -q tests/happybase
 
+step "HDFS: MiniDFSCluster (hadoop-minicluster 3.4.1 from Maven Central), the hdfs feature"
+mvn -q -B -f interop/hdfs/pom.xml package -DskipTests
+export CAIRN_REQUIRE_HDFS=1
+cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region --features cairn-region/hdfs \
+    --all-targets -- -D warnings
+cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
+
 step "tests with the portable kernel forced"
 CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
 

@@ -30,10 +30,11 @@ pub struct ServerConfig {
     /// The root directory on the filesystem `region.fs` (local unless the root was an
     /// `hdfs://` URI, see [`ServerConfig::from_uri`]).
     pub root: PathBuf,
-    /// `hbase.wal.dir`: a local directory for the WAL; `None` puts it under a local root.
-    /// The WAL is always on local disk (cairn's WAL does not write to HDFS yet), so a root
-    /// on HDFS needs one.
+    /// `hbase.wal.dir`: where the WAL goes, on `wal_fs`; `None` puts it in `<root>/WALs`
+    /// on the root's filesystem (HBase's default).
     pub wal_dir: Option<PathBuf>,
+    /// The filesystem of `wal_dir` (local if unset).
+    pub wal_fs: Option<Arc<dyn FileSystem>>,
     pub wal: WalOptions,
     /// `None`: no block cache (reads go to the files every time).
     pub block_cache: Option<BlockCacheConfig>,
@@ -62,11 +63,7 @@ impl ServerConfig {
             "hbase.wal.dir" => {
                 let (fs, dir) = cairn_fs::resolve(v)
                     .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
-                if fs.uri() != "file://" {
-                    return Err(RegionError::InvalidArgument(format!(
-                        "{key} = {v}: the WAL must be on local disk in this version of cairn"
-                    )));
-                }
+                self.wal_fs = Some(fs);
                 self.wal_dir = Some(dir);
             }
             "hbase.hregion.memstore.block.multiplier" => {
@@ -97,6 +94,7 @@ impl ServerConfig {
         ServerConfig {
             root: root.into(),
             wal_dir: None,
+            wal_fs: None,
             wal: WalOptions::default(),
             block_cache: None,
             region: RegionConfig::default(),
@@ -119,16 +117,16 @@ impl ServerConfig {
         &self.region.fs
     }
 
-    /// Where the WAL goes: `hbase.wal.dir`, else `<root>/WALs` on a local root.
-    pub fn wal_dir(&self) -> Result<PathBuf> {
+    /// Where the WAL goes: `hbase.wal.dir`, else `<root>/WALs` on the root's filesystem.
+    pub fn wal_location(&self) -> (Arc<dyn FileSystem>, PathBuf) {
         match &self.wal_dir {
-            Some(d) => Ok(d.clone()),
-            None if self.region.fs.uri() == "file://" => Ok(layout::wal_dir(&self.root)),
-            None => Err(RegionError::InvalidArgument(format!(
-                "the root {}{} is not local: set hbase.wal.dir to a local directory for the WAL",
-                self.region.fs.uri(),
-                self.root.display()
-            ))),
+            Some(d) => (
+                self.wal_fs
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(cairn_fs::LocalFileSystem)),
+                d.clone(),
+            ),
+            None => (self.region.fs.clone(), layout::wal_dir(&self.root)),
         }
     }
 }
@@ -205,7 +203,7 @@ impl RegionServer {
     pub fn open(config: ServerConfig) -> Result<Arc<RegionServer>> {
         let root = config.root.clone();
         let fs = config.region.fs.clone();
-        let wal_dir = config.wal_dir()?;
+        let (wal_fs, wal_dir) = config.wal_location();
         let data = layout::data_dir(&root);
         fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
         let cache = match &config.block_cache {
@@ -259,7 +257,7 @@ impl RegionServer {
         }
         let mut report = RecoveryReport::default();
         let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
-        let (wal, wal_report) = Wal::open(&wal_dir, config.wal.clone(), |edit| {
+        let (wal, wal_report) = Wal::open_on(wal_fs, &wal_dir, config.wal.clone(), |edit| {
             match by_name.get(&edit.region) {
                 Some((r, flushed)) => {
                     report.cells_replayed += r.replay(&edit, flushed);

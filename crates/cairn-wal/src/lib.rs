@@ -14,6 +14,11 @@
 //! the segments no region needs any more once regions flush ([`Wal::mark_flushed`], HBase's
 //! archiving via `SequenceIdAccounting`); metrics ([`WalStats`]).
 //!
+//! On a filesystem other than local disk (HDFS, through cairn-fs), [`Wal::open_on`] writes the
+//! same segments as streams instead: records are buffered and committed in groups with
+//! `hsync` for `SYNC_WAL` and `FSYNC_WAL`, every `async_sync_interval` for `ASYNC_WAL`; a
+//! segment's lease is recovered before it is replayed (see `stream.rs`).
+//!
 //! **Does not own:** assigning sequence ids (the region's MVCC does, as in HBase), deciding
 //! which replayed edits to apply (the region store skips edits at or below a store's flushed
 //! sequence id, as `HRegion.replayRecoveredEditsIfAny` does), WAL splitting across servers,
@@ -75,9 +80,11 @@
 //! not be sequence id order: the region store orders cells by sequence id, as HBase's memstore
 //! does.
 
+mod backend;
 mod error;
 mod mapped;
 pub mod segment;
+mod stream;
 mod wal;
 
 use std::fmt;
@@ -85,9 +92,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use backend::Wal;
 pub use cairn_hfile::KeyValue;
 pub use error::WalError;
-pub use wal::{SegmentInfo, Wal, WalStats};
+pub use wal::{SegmentInfo, WalStats};
 
 /// How durable an append must be before it returns (HBase's `Durability`, without
 /// `USE_DEFAULT`, which the region store resolves to the table's durability first).

@@ -334,6 +334,30 @@ pub struct SegmentScan {
 pub fn scan_segment(
     path: &Path,
     expected_id: Option<u64>,
+    visit: impl FnMut(u64, WalEdit) -> Result<(), WalError>,
+) -> Result<SegmentScan, WalError> {
+    let io = |op: &'static str, offset: u64| {
+        let path = path.to_path_buf();
+        move |source: io::Error| WalError::Io {
+            op,
+            path,
+            offset,
+            source,
+        }
+    };
+    let file = File::open(path).map_err(io("open", 0))?;
+    let len = file.metadata().map_err(io("stat", 0))?.len();
+    let r = BufReader::with_capacity(256 * 1024, file);
+    scan_segment_from(path, len, r, expected_id, visit)
+}
+
+/// [`scan_segment`] over `len` bytes from any reader (a segment read from HDFS); `path` names
+/// the segment in errors and drops.
+pub fn scan_segment_from(
+    path: &Path,
+    len: u64,
+    mut r: impl Read,
+    expected_id: Option<u64>,
     mut visit: impl FnMut(u64, WalEdit) -> Result<(), WalError>,
 ) -> Result<SegmentScan, WalError> {
     let io = |op: &'static str, offset: u64| {
@@ -349,9 +373,6 @@ pub fn scan_segment(
         path: path.to_path_buf(),
         reason,
     };
-    let file = File::open(path).map_err(io("open", 0))?;
-    let len = file.metadata().map_err(io("stat", 0))?.len();
-    let mut r = BufReader::with_capacity(256 * 1024, file);
     if len < HEADER_LEN as u64 {
         return Err(bad_header(format!(
             "file of {len} bytes is shorter than the {HEADER_LEN}-byte header"

@@ -50,8 +50,9 @@ const HEADER: u64 = HEADER_LEN as u64;
 /// How long [`Wal::open`] waits for another WAL to release the directory.
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
-/// A write-ahead log over one directory. `Send + Sync`: share it with `Arc`.
-pub struct Wal {
+/// The write-ahead log on local disk: preallocated, memory-mapped segments in one locked
+/// directory. Reached through [`crate::Wal`].
+pub(crate) struct MappedWal {
     shared: Arc<Shared>,
     background: Option<JoinHandle<()>>,
     closed: bool,
@@ -292,7 +293,7 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-impl Wal {
+impl MappedWal {
     /// Opens (creating) the WAL directory: replays every existing segment in id order, calling
     /// `visit` for each edit whose checksum holds, then starts a new segment. Old segments stay
     /// on disk, tracked with the highest sequence id per region they hold, until
@@ -309,7 +310,7 @@ impl Wal {
         dir: &Path,
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
-    ) -> Result<(Wal, ReplayReport), WalError> {
+    ) -> Result<(MappedWal, ReplayReport), WalError> {
         fs::create_dir_all(dir).map_err(io_err("create directory", dir, 0))?;
         let dir_lock = lock_dir(dir)?;
         let mut ids = Vec::new();
@@ -420,7 +421,7 @@ impl Wal {
                 .map_err(io_err("start the background thread for", dir, 0))?
         };
         Ok((
-            Wal {
+            MappedWal {
                 shared,
                 background: Some(background),
                 closed: false,
@@ -621,7 +622,7 @@ impl Wal {
     }
 }
 
-impl Drop for Wal {
+impl Drop for MappedWal {
     fn drop(&mut self) {
         let _ = self.shutdown();
     }

@@ -1,0 +1,120 @@
+//! [`Wal`]: one handle over the two ways a WAL is written — memory-mapped segments on local
+//! disk ([`crate::wal`]) or streamed segments on a distributed filesystem ([`crate::stream`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cairn_fs::FileSystem;
+
+use crate::stream::StreamWal;
+use crate::wal::{MappedWal, SegmentInfo, WalStats};
+use crate::{Durability, ReplayReport, WalEdit, WalError, WalOptions};
+
+/// A write-ahead log over one directory. `Send + Sync`: share it with `Arc`.
+pub struct Wal(Backend);
+
+enum Backend {
+    Mapped(MappedWal),
+    Stream(StreamWal),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $w:ident => $e:expr) => {
+        match &$self.0 {
+            Backend::Mapped($w) => $e,
+            Backend::Stream($w) => $e,
+        }
+    };
+}
+
+impl Wal {
+    /// Opens (creating) the WAL in local directory `dir` and replays every segment in it into
+    /// `visit`, oldest first, before returning: preallocated, memory-mapped segments; the
+    /// directory is locked (`flock`) while the WAL is open: a second open of it waits up to
+    /// 3 s for the first WAL to be closed or dropped, then fails.
+    ///
+    /// A segment that ends in a torn or damaged record is replayed up to it and the rest is
+    /// reported in [`ReplayReport::dropped`]; replay goes on with the next segment. A segment
+    /// that ends in zeros (the preallocated tail a crashed writer leaves) is not a drop: the
+    /// zeros are truncated away. A segment with a damaged header is an error naming the file.
+    /// An error from `visit` stops the open and is returned.
+    pub fn open(
+        dir: &Path,
+        options: WalOptions,
+        visit: impl FnMut(WalEdit) -> Result<(), WalError>,
+    ) -> Result<(Wal, ReplayReport), WalError> {
+        let (w, report) = MappedWal::open(dir, options, visit)?;
+        Ok((Wal(Backend::Mapped(w)), report))
+    }
+
+    /// [`Wal::open`] on any filesystem: local disk gets the memory-mapped WAL; anything else
+    /// (HDFS) gets segments written as streams and synced with `hsync`, each segment's lease
+    /// recovered before it is replayed.
+    pub fn open_on(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        options: WalOptions,
+        visit: impl FnMut(WalEdit) -> Result<(), WalError>,
+    ) -> Result<(Wal, ReplayReport), WalError> {
+        if fs.uri() == "file://" {
+            return Wal::open(dir, options, visit);
+        }
+        let (w, report) = StreamWal::open(fs, dir, options, visit)?;
+        Ok((Wal(Backend::Stream(w)), report))
+    }
+
+    /// Appends one edit at the given durability (see the crate docs for what each level
+    /// waits for).
+    pub fn append(&self, edit: &WalEdit, durability: Durability) -> Result<(), WalError> {
+        dispatch!(self, w => w.append(edit, durability))
+    }
+
+    /// Makes everything appended so far survive a process crash and, with `fsync`, a machine
+    /// crash (HBase's `sync(forceSync)`: hflush or hsync). Fails if the WAL is broken.
+    pub fn sync(&self, fsync: bool) -> Result<(), WalError> {
+        dispatch!(self, w => w.sync(fsync))
+    }
+
+    /// Closes the active segment for good and starts a new one (HBase's log roll); also done
+    /// automatically once a segment passes [`WalOptions::roll_size`].
+    pub fn roll(&self) -> Result<(), WalError> {
+        dispatch!(self, w => w.roll())
+    }
+
+    /// Records that `region` has flushed everything up to `sequence_id` to store files, and
+    /// deletes every closed segment in which each region has flushed past its highest
+    /// sequence id. Returns how many segments were deleted. The active segment is never
+    /// deleted ([`Wal::roll`] first to release it).
+    pub fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
+        dispatch!(self, w => w.mark_flushed(region, sequence_id))
+    }
+
+    /// Every segment, oldest first, the active one last.
+    pub fn segments(&self) -> Vec<SegmentInfo> {
+        dispatch!(self, w => w.segments())
+    }
+
+    /// The directory this WAL writes to.
+    pub fn dir(&self) -> &Path {
+        dispatch!(self, w => w.dir())
+    }
+
+    /// The options the WAL was opened with.
+    pub fn options(&self) -> &WalOptions {
+        dispatch!(self, w => w.options())
+    }
+
+    /// Counters since open.
+    pub fn stats(&self) -> WalStats {
+        dispatch!(self, w => w.stats())
+    }
+
+    /// Commits and closes the active segment (local: truncated to the bytes written and
+    /// fdatasync'ed). Dropping a `Wal` does the same but cannot report a failure.
+    pub fn close(self) -> Result<(), WalError> {
+        match self.0 {
+            Backend::Mapped(w) => w.close(),
+            Backend::Stream(w) => w.close(),
+        }
+    }
+}
