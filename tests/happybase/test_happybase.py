@@ -207,6 +207,11 @@ def test_batch_and_rows(table):
     with pytest.raises((HBaseIOError, IllegalArgument)) as e:
         table.put(b"bad", {b"nofam:x": b"1"})
     assert "nofam" in str(e.value.message)
+    # a put to a bare family (no qualifier): HBase drops it with a log line, cairn refuses it
+    with pytest.raises(IllegalArgument) as e:
+        table.put(b"bad", {b"cf1": b"1"})
+    assert "no qualifier" in str(e.value.message)
+    assert table.row(b"bad") == {}
 
 
 def scan_rows(it):

@@ -247,8 +247,16 @@ fn row_mutations(
             };
             deletes += 1;
         } else {
+            // HBase drops such a put with only a warning in its log; cairn says so instead.
+            let q = q.ok_or_else(|| {
+                format!(
+                    "mutations[{i}].column {:?} has no qualifier: a put needs family:qualifier \
+                     (only a delete may name a whole family)",
+                    String::from_utf8_lossy(column)
+                )
+            })?;
             let value = m.value.as_deref().unwrap_or_default();
-            put = put.add(f, q.unwrap_or_default(), value);
+            put = put.add(f, q, value);
             puts += 1;
         }
     }
@@ -1281,6 +1289,9 @@ mod tests {
         assert!(row_mutations(b"r", &[m(false, ":a", "1")], 7)
             .unwrap_err()
             .contains("family"));
+        assert!(row_mutations(b"r", &[m(false, "f", "1")], 7)
+            .unwrap_err()
+            .contains("mutations[0].column \"f\" has no qualifier"));
     }
 
     #[test]

@@ -96,6 +96,13 @@ impl Server {
         };
         let http_addr = http_server.as_ref().and_then(|s| s.server_addr().to_ip());
 
+        if config
+            .properties
+            .iter()
+            .any(|(k, v)| k == "cairn.checksum.accounting" && v == "true")
+        {
+            cairn_checksum::accounting::enable(true);
+        }
         let metrics = Arc::new(ThriftMetrics::default());
         let mut hc = config.handler.clone();
         hc.server_name = thrift_addr.ip().to_string();
