@@ -43,6 +43,7 @@ export CAIRN_REQUIRE_HDFS=1
 cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region --features cairn-region/hdfs \
     --all-targets -- -D warnings
 cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
 
 step "tests with the portable kernel forced"
 CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli

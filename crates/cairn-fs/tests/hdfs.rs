@@ -145,3 +145,44 @@ fn every_replica_damaged_is_an_error_not_wrong_bytes() {
         &data[8192..12288]
     );
 }
+
+/// cairn-checksum's HDFS file checksums against HDFS's own `getFileChecksum` of the same
+/// bytes: several 1 MiB blocks and a partial last one, both combine modes.
+#[test]
+fn hdfs_file_checksums_match_hdfs_itself() {
+    use cairn_checksum::hdfs::{CombineMode, FileChecksumOptions, FileChecksummer};
+    let Some(mut cluster) = MiniDfs::start(1).unwrap() else {
+        return;
+    };
+    let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
+    for (name, len) in [("small", 1000usize), ("blocks", (3 << 20) + 12345)] {
+        let data = pattern(len, len as u64);
+        let path = format!("/sums/{name}");
+        let mut out = fs.create(Path::new(&path)).unwrap();
+        out.write_all(&data).unwrap();
+        out.close().unwrap();
+        for mode in [CombineMode::Md5Md5Crc, CombineMode::CompositeCrc] {
+            let mut c = FileChecksummer::new(FileChecksumOptions {
+                block_size: 1 << 20,
+                combine_mode: mode,
+                ..FileChecksumOptions::default()
+            })
+            .unwrap();
+            // Fed in uneven pieces, as a reader would.
+            for piece in data.chunks(7777) {
+                c.update(piece);
+            }
+            let ours = c.finish();
+            let theirs = cluster
+                .command(&format!("checksum {} {path}", mode.name()))
+                .unwrap();
+            assert_eq!(
+                format!("{} {}", ours.algorithm_name(), ours.hex()),
+                theirs,
+                "{path} ({} bytes), {}",
+                len,
+                mode.name()
+            );
+        }
+    }
+}

@@ -24,6 +24,7 @@ import org.apache.hadoop.hdfs.server.datanode.FsDatasetTestUtils.MaterializedRep
  *   corrupt PATH        damage the first block of PATH on one DataNode holding it
  *   corrupt-all PATH    damage the first block of PATH on every DataNode holding it
  *   replicas PATH       how many DataNodes hold the first block of PATH
+ *   checksum MODE PATH  HDFS's file checksum of PATH (MODE: MD5MD5CRC or COMPOSITE_CRC)
  *   quit                shut down (so does end of input)
  * </pre>
  */
@@ -43,6 +44,9 @@ public final class MiniDfs {
       Configuration conf = new Configuration();
       conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, new File(args[0]).getAbsolutePath());
       conf.setInt("dfs.replication", Math.min(3, datanodes));
+      // Small blocks (HDFS's minimum): files of a few MiB span several blocks, so block
+      // boundaries are exercised by every test.
+      conf.setLong("dfs.blocksize", 1 << 20);
       // With fewer DataNodes than a pipeline wants, appends and hsyncs must not fail over to
       // DataNodes that do not exist (seen flaking with three).
       conf.setBoolean("dfs.client.block.write.replace-datanode-on-failure.best-effort", true);
@@ -107,6 +111,24 @@ public final class MiniDfs {
                 }
               }
               out.println("OK " + n);
+              break;
+            }
+            case "checksum": {
+              // checksum MODE PATH: HDFS's own file checksum (MD5MD5CRC or COMPOSITE_CRC), as
+              // `hdfs dfs -checksum` gets it: algorithm name, then the bytes in hex.
+              String[] args2 = parts[1].split(" ", 2);
+              Configuration c = new Configuration(fs.getConf());
+              c.set("dfs.checksum.combine.mode", args2[0]);
+              try (org.apache.hadoop.fs.FileSystem f =
+                  org.apache.hadoop.fs.FileSystem.newInstance(fs.getUri(), c)) {
+                org.apache.hadoop.fs.FileChecksum sum = f.getFileChecksum(new Path(args2[1]));
+                StringBuilder hex = new StringBuilder();
+                byte[] b = sum.getBytes();
+                for (int i = 0; i < sum.getLength(); i++) {
+                  hex.append(String.format("%02x", b[i] & 0xff));
+                }
+                out.println("OK " + sum.getAlgorithmName() + " " + hex);
+              }
               break;
             }
             default:
