@@ -74,8 +74,10 @@ fn pe(args: &[String]) {
     let mut opts = rocksdb::Options::default();
     opts.create_if_missing(true);
     opts.set_block_based_table_factory(&block);
-    // Opened with its column family named so `batched_multi_get_cf` has a handle for it.
-    let db = rocksdb::DB::open_cf(&opts, dir, ["default"]).unwrap();
+    // Opened with its column family described (with these options: `open_cf` would give it
+    // the defaults, a small cache and no Bloom filter) so `batched_multi_get_cf` has a handle.
+    let cfd = rocksdb::ColumnFamilyDescriptor::new("default", opts.clone());
+    let db = rocksdb::DB::open_cf_descriptors(&opts, dir, [cfd]).unwrap();
     let (mut row, mut value) = ([0u8; 26], vec![0u8; value_size]);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut write = rocksdb::WriteOptions::default();
