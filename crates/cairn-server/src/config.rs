@@ -99,17 +99,9 @@ impl Config {
         };
         match key {
             "data" | "data_dir" => self.data_dir = PathBuf::from(v),
-            "hbase.rootdir" => {
-                let path = v.strip_prefix("file://").unwrap_or(v);
-                if path.contains("://") {
-                    return Err(bad(
-                        key,
-                        value,
-                        "only local directories (file://) are supported",
-                    ));
-                }
-                self.data_dir = PathBuf::from(path);
-            }
+            // A local path, file:///dir or hdfs://host:port/dir (HDFS needs the `hdfs` feature;
+            // resolved when the server opens).
+            "hbase.rootdir" => self.data_dir = PathBuf::from(v),
             "thrift" | "thrift_addr" => self.thrift_addr = v.to_string(),
             "http" | "http_addr" => {
                 self.http_addr = (!v.is_empty()).then(|| v.to_string());
@@ -207,7 +199,9 @@ impl Config {
     /// The region server's configuration: the data directory, the block cache and every
     /// property it knows.
     pub fn server_config(&self) -> Result<ServerConfig, ConfigError> {
-        let mut sc = ServerConfig::new(&self.data_dir);
+        let root = self.data_dir.to_string_lossy();
+        let mut sc =
+            ServerConfig::from_uri(&root).map_err(|e| bad("data", &root, &e.to_string()))?;
         for (k, v) in &self.properties {
             sc.set_property(k, v)
                 .map_err(|e| bad(k, v, &e.to_string()))?;
@@ -275,6 +269,11 @@ data = "/tmp/x"
         c.set("hbase.regionserver.maxlogs", "many").unwrap();
         let e = c.server_config().unwrap_err();
         assert!(e.to_string().contains("hbase.regionserver.maxlogs"), "{e}");
-        assert!(c.set("hbase.rootdir", "hdfs://nn/hbase").is_err());
+        c.set("hbase.rootdir", "s3://bucket/hbase").unwrap();
+        let e = c.server_config().unwrap_err().to_string();
+        assert!(
+            e.contains("s3://bucket/hbase") && e.contains("unsupported scheme"),
+            "{e}"
+        );
     }
 }
