@@ -39,8 +39,12 @@ LEASE_MS = 1500
 class Serve:
     """One `cairn serve` process."""
 
-    def __init__(self, data, *defines):
-        args = [CAIRN, "serve", "--data", data, "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0"]
+    def __init__(self, data, *defines, config=None):
+        args = [CAIRN, "serve", "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0"]
+        if data is not None:
+            args += ["--data", data]
+        if config is not None:
+            args += ["-c", config]
         for d in defines:
             args += ["-D", d]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -585,3 +589,37 @@ def test_graceful_stop_flushes_and_restart_keeps_everything():
         c.close()
         code, out, err = s.stop()
         assert code == 0, err
+
+
+def test_toml_config_with_hbase_property_names(tmp_path):
+    data = tmp_path / "data"
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text(
+        'data = "%s"\n'
+        '"hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 1\n'
+        "[properties]\n"
+        '"cairn.thrift.max.open.scanners" = 1\n'
+        '"hbase.regionserver.maxlogs" = 8\n'
+        '"some.property.cairn.does.not.know" = "ignored"\n' % data
+    )
+    s = Serve(None, config=str(cfg))
+    try:
+        c = s.connect()
+        c.create_table("cfg", {"f": dict()})
+        client = c.client
+        from Hbase_thrift import TScan
+        client.scannerOpenWithScan(b"cfg", TScan(), {})
+        with pytest.raises(HBaseIOError) as e:
+            client.scannerOpenWithScan(b"cfg", TScan(), {})
+        assert "limit 1" in str(e.value.message)
+        c.close()
+    finally:
+        code, _, err = s.stop()
+    assert code == 0, err
+    assert (data / "data" / "default" / "cfg").is_dir()
+    # a known name with a bad value stops the start, naming it
+    cfg.write_text('"hbase.client.scanner.timeout.period" = "soon"\n')
+    p = subprocess.run([CAIRN, "serve", "-c", str(cfg), "--data", str(data), "--thrift", "127.0.0.1:0",
+                        "--http", ""], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert "hbase.client.scanner.timeout.period" in p.stderr
