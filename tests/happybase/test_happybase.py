@@ -33,7 +33,7 @@ CAIRN = os.environ.get("CAIRN_BIN", os.path.join(ROOT, "target", "debug", "cairn
 
 MAX_REQUEST = 1 << 20
 MAX_SCANNERS = 40
-LEASE_MS = 1500
+LEASE_MS = 3000
 
 
 class Serve:
