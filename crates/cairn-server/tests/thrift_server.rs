@@ -358,6 +358,143 @@ fn exercise(c: &mut Client, table: &str) {
     let e = user_err::<IOError>(c.get(t.clone(), b"r01".to_vec(), b"nofam:x".to_vec(), no_attrs()));
     assert!(e.contains("nofam"), "{e}");
 
+    // the remaining timestamp variants and batch increments
+    c.mutate_rows_ts(
+        t.clone(),
+        vec![BatchMutation {
+            row: Some(b"ts".to_vec()),
+            mutations: Some(vec![put("f:a", "old"), put("g:b", "old")]),
+        }],
+        100,
+        no_attrs(),
+    )
+    .unwrap();
+    c.mutate_row_ts(
+        t.clone(),
+        b"ts".to_vec(),
+        vec![put("f:a", "new")],
+        200,
+        no_attrs(),
+    )
+    .unwrap();
+    let at = |rows: Vec<cairn_thrift::hbase::TRowResult>| -> Vec<(Vec<u8>, Vec<u8>, i64)> {
+        rows.into_iter()
+            .flat_map(|r| {
+                let row = r.row.unwrap();
+                r.columns.unwrap().into_iter().map(move |(k, v)| {
+                    (
+                        row.clone(),
+                        [k, b"=".to_vec(), v.value.unwrap()].concat(),
+                        v.timestamp.unwrap(),
+                    )
+                })
+            })
+            .collect()
+    };
+    assert_eq!(
+        at(c.get_row_ts(t.clone(), b"ts".to_vec(), 200, no_attrs())
+            .unwrap()),
+        [
+            (b"ts".to_vec(), b"f:a=old".to_vec(), 100),
+            (b"ts".to_vec(), b"g:b=old".to_vec(), 100)
+        ]
+    );
+    assert_eq!(
+        at(c.get_row_with_columns_ts(
+            t.clone(),
+            b"ts".to_vec(),
+            vec![b"f".to_vec()],
+            201,
+            no_attrs()
+        )
+        .unwrap()),
+        [(b"ts".to_vec(), b"f:a=new".to_vec(), 200)]
+    );
+    assert_eq!(
+        at(c.get_rows_ts(
+            t.clone(),
+            vec![b"ts".to_vec(), b"r01".to_vec()],
+            150,
+            no_attrs()
+        )
+        .unwrap()),
+        [
+            (b"ts".to_vec(), b"f:a=old".to_vec(), 100),
+            (b"ts".to_vec(), b"g:b=old".to_vec(), 100)
+        ]
+    );
+    assert_eq!(
+        at(c.get_rows_with_columns_ts(
+            t.clone(),
+            vec![b"ts".to_vec()],
+            vec![b"g:b".to_vec()],
+            300,
+            no_attrs()
+        )
+        .unwrap()),
+        [(b"ts".to_vec(), b"g:b=old".to_vec(), 100)]
+    );
+    let id = c
+        .scanner_open_ts(
+            t.clone(),
+            b"ts".to_vec(),
+            vec![b"f:a".to_vec()],
+            150,
+            no_attrs(),
+        )
+        .unwrap();
+    assert_eq!(
+        at(c.scanner_get_list(id, 1).unwrap()),
+        [(b"ts".to_vec(), b"f:a=old".to_vec(), 100)]
+    );
+    c.scanner_close(id).unwrap();
+    let id = c
+        .scanner_open_with_stop_ts(
+            t.clone(),
+            b"r19".to_vec(),
+            b"tt".to_vec(),
+            vec![b"f:a".to_vec()],
+            250,
+            no_attrs(),
+        )
+        .unwrap();
+    // r19's cells carry the server's clock, far past 250: only "ts" has versions before it
+    let rows = at(c.scanner_get_list(id, 10).unwrap());
+    assert_eq!(rows, [(b"ts".to_vec(), b"f:a=new".to_vec(), 200)]);
+    c.scanner_close(id).unwrap();
+    c.delete_all_row_ts(t.clone(), b"ts".to_vec(), 150, no_attrs())
+        .unwrap();
+    assert_eq!(
+        at(c.get_row(t.clone(), b"ts".to_vec(), no_attrs()).unwrap()),
+        [(b"ts".to_vec(), b"f:a=new".to_vec(), 200)]
+    );
+    let inc = |n: i64| TIncrement {
+        table: Some(t.clone()),
+        row: Some(b"n2".to_vec()),
+        column: Some(b"f:c".to_vec()),
+        ammount: Some(n),
+    };
+    c.increment_rows(vec![inc(1), inc(2), inc(3)]).unwrap();
+    assert_eq!(
+        c.atomic_increment(t.clone(), b"n2".to_vec(), b"f:c".to_vec(), 0)
+            .unwrap(),
+        6
+    );
+    let e = user_err::<IOError>(c.increment_rows(vec![
+        inc(1),
+        TIncrement {
+            column: None,
+            ..inc(1)
+        },
+    ]));
+    assert!(e.contains("increments[1]") && e.contains("column"), "{e}");
+    assert_eq!(c.get_table_names_with_is_table_enabled().unwrap()[&t], true);
+    assert_eq!(
+        c.get_thrift_server_type().unwrap(),
+        cairn_thrift::hbase::TThriftServerType::ONE
+    );
+    assert!(!c.get_cluster_id().unwrap().is_empty());
+
     // regions, admin
     let regions = c.get_table_regions(t.clone()).unwrap();
     assert_eq!(regions.len(), 1);
