@@ -42,8 +42,9 @@ import org.apache.hadoop.hbase.util.ChecksumType;
  *     (get:T, multiget:T, scan:T; T threads, each with its own scanner on the shared reader):
  *     GETS exact-key seeks; GETS / BATCH batches of BATCH random rows, sorted and walked with
  *     reseekTo; SCANS scans of RANGE rows from a random row, touching every value and returning
- *     nothing. Prints one "bench-result key=value ..." line per workload; CPU is the whole
- *     process's (GC and JIT included) from /proc/self/stat.
+ *     nothing. Each workload first runs a tenth of its operations untimed on one thread (JIT
+ *     warm-up, as a long-running region server has had). Prints one "bench-result key=value ..."
+ *     line per workload; CPU is the whole process's (GC and JIT included) from /proc/self/stat.
  * compact [-D KEY=VALUE]... TABLE_DIR
  *     StoreInterop's major compaction (CompactionTool's steps) of every family directory of
  *     every region of the table, in one JVM; one "cpu ..." line per family.
@@ -166,6 +167,9 @@ public class PeerBench {
       String kind = kt[0];
       int threads = Integer.parseInt(kt[1]);
       long ops = kind.equals("get") ? gets : kind.equals("multiget") ? gets / batch : scans;
+      // A region server's JIT has long compiled this path: run a tenth of the workload first,
+      // untimed, on this thread.
+      client(reader, conf, kind, Math.max(1, ops / 10), 1000, rows, batch, range, new long[1]);
       long[][] lat = new long[threads][];
       long[] read = new long[threads];
       CyclicBarrier start = new CyclicBarrier(threads + 1);
@@ -176,55 +180,10 @@ public class PeerBench {
         final long n = ops / threads + (t < ops % threads ? 1 : 0);
         ts[t] = new Thread(() -> {
           try {
-            long[] l = new long[(int) n];
-            long r = 0, sum = 0;
-            long y = 0x2545F4914F6CDD1DL ^ ((c + 1) * 0x9E3779B9L);
-            HFileScanner s = reader.getScanner(conf, true, true);
-            long[] batchRows = new long[batch];
             start.await();
-            for (int i = 0; i < n; i++) {
-              long t0 = System.nanoTime();
-              if (kind.equals("get")) {
-                y = xorshift(y);
-                if (s.seekTo(key(Long.remainderUnsigned(y, rows))) != 0) throw new IllegalStateException("miss");
-                Cell cell = s.getCell();
-                sum += cell.getValueArray()[cell.getValueOffset()];
-                r++;
-              } else if (kind.equals("multiget")) {
-                for (int j = 0; j < batch; j++) {
-                  y = xorshift(y);
-                  batchRows[j] = Long.remainderUnsigned(y, rows);
-                }
-                Arrays.sort(batchRows);
-                for (int j = 0; j < batch; j++) {
-                  if (j == 0) {
-                    if (s.seekTo(key(batchRows[j])) != 0) throw new IllegalStateException("miss");
-                  } else if (batchRows[j] != batchRows[j - 1]) {
-                    if (s.reseekTo(key(batchRows[j])) != 0) throw new IllegalStateException("miss");
-                  }
-                  Cell cell = s.getCell();
-                  sum += cell.getValueArray()[cell.getValueOffset()];
-                  r++;
-                }
-              } else {
-                y = xorshift(y);
-                long first = Long.remainderUnsigned(y, rows);
-                byte[] stop = row(first + range);
-                if (s.seekTo(key(first)) != 0) throw new IllegalStateException("miss");
-                do {
-                  Cell cell = s.getCell();
-                  if (Bytes.compareTo(cell.getRowArray(), cell.getRowOffset(), cell.getRowLength(),
-                      stop, 0, stop.length) >= 0) break;
-                  sum += cell.getValueArray()[cell.getValueOffset()];
-                  r++;
-                } while (s.next());
-              }
-              l[i] = System.nanoTime() - t0;
-            }
-            if (sum == 42) System.err.println();
-            s.close();
-            lat[c] = l;
-            read[c] = r;
+            long[] r = new long[1];
+            lat[c] = client(reader, conf, kind, n, c, rows, batch, range, r);
+            read[c] = r[0];
           } catch (Throwable e) {
             failed[0] = e;
           }
@@ -261,6 +220,59 @@ public class PeerBench {
         mean / 1000, q(all, 0.5), q(all, 0.75), q(all, 0.95), q(all, 0.99), q(all, 0.999), q(all, 1));
     }
     reader.close();
+  }
+
+  /** One client: n operations of kind; returns their latencies (ns), rows read in read[0]. */
+  static long[] client(HFile.Reader reader, Configuration conf, String kind, long n, int c,
+      long rows, int batch, long range, long[] read) throws Exception {
+    long[] l = new long[(int) n];
+    long r = 0, sum = 0;
+    long y = 0x2545F4914F6CDD1DL ^ ((c + 1) * 0x9E3779B9L);
+    HFileScanner s = reader.getScanner(conf, true, true);
+    long[] batchRows = new long[batch];
+    for (int i = 0; i < n; i++) {
+      long t0 = System.nanoTime();
+      if (kind.equals("get")) {
+        y = xorshift(y);
+        if (s.seekTo(key(Long.remainderUnsigned(y, rows))) != 0) throw new IllegalStateException("miss");
+        Cell cell = s.getCell();
+        sum += cell.getValueArray()[cell.getValueOffset()];
+        r++;
+      } else if (kind.equals("multiget")) {
+        for (int j = 0; j < batch; j++) {
+          y = xorshift(y);
+          batchRows[j] = Long.remainderUnsigned(y, rows);
+        }
+        Arrays.sort(batchRows);
+        for (int j = 0; j < batch; j++) {
+          if (j == 0) {
+            if (s.seekTo(key(batchRows[j])) != 0) throw new IllegalStateException("miss");
+          } else if (batchRows[j] != batchRows[j - 1]) {
+            if (s.reseekTo(key(batchRows[j])) != 0) throw new IllegalStateException("miss");
+          }
+          Cell cell = s.getCell();
+          sum += cell.getValueArray()[cell.getValueOffset()];
+          r++;
+        }
+      } else {
+        y = xorshift(y);
+        long first = Long.remainderUnsigned(y, rows);
+        byte[] stop = row(first + range);
+        if (s.seekTo(key(first)) != 0) throw new IllegalStateException("miss");
+        do {
+          Cell cell = s.getCell();
+          if (Bytes.compareTo(cell.getRowArray(), cell.getRowOffset(), cell.getRowLength(),
+              stop, 0, stop.length) >= 0) break;
+          sum += cell.getValueArray()[cell.getValueOffset()];
+          r++;
+        } while (s.next());
+      }
+      l[i] = System.nanoTime() - t0;
+    }
+    if (sum == 42) System.err.println();
+    s.close();
+    read[0] = r;
+    return l;
   }
 
   /** Quantile q of sorted nanosecond latencies, in microseconds. */
