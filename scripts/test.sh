@@ -44,6 +44,9 @@ cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region --features cairn-
     --all-targets -- -D warnings
 cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
+# happybase against cairn serve with its data and WAL on HDFS
+cargo build --locked -p cairn-cli --features hdfs
+CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 python3 -m pytest -q tests/happybase
 
 step "tests with the portable kernel forced"
 CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli

@@ -4,8 +4,14 @@ Starts `cairn serve` on free loopback ports with a temporary data directory and 
 happybase's documented usage, asserting every result; then hostile bytes on the wire, limits,
 metrics, and a restart after a graceful stop. The binary is $CAIRN_BIN (default
 target/debug/cairn, which scripts/test.sh builds).
+
+With CAIRN_HAPPYBASE_HDFS=1 the servers keep their data (store files and WAL) on a
+MiniDFSCluster (interop/hdfs, built by scripts/test.sh) instead: cairn must then be built with
+`--features hdfs`.
 """
 
+import atexit
+import contextlib
 import json
 import os
 import re
@@ -34,6 +40,52 @@ CAIRN = os.environ.get("CAIRN_BIN", os.path.join(ROOT, "target", "debug", "cairn
 MAX_REQUEST = 1 << 20
 MAX_SCANNERS = 40
 LEASE_MS = 3000
+
+
+_minidfs = []
+_data_dirs = [0]
+
+
+def minidfs_url():
+    """A MiniDFSCluster for this test run, started on first use, stopped at exit."""
+    if not _minidfs:
+        target = os.path.join(ROOT, "interop", "hdfs", "target")
+        cp = "%s:%s" % (os.path.join(target, "cairn-hdfs-minicluster-0.1.0.jar"),
+                        os.path.join(target, "lib", "*"))
+        base = tempfile.mkdtemp(prefix="cairn-minidfs-")
+        log = open(os.path.join(base, "minidfs.log"), "w")
+        p = subprocess.Popen(
+            ["java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
+             "dev.cairn.hdfs.MiniDfs", base, "1"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        line = p.stdout.readline()
+        while line and not line.startswith("READY "):
+            line = p.stdout.readline()
+        if not line:
+            raise RuntimeError("MiniDFSCluster did not start; see " + log.name)
+
+        def stop():
+            try:
+                p.stdin.write("quit\n")
+                p.stdin.flush()
+                p.wait(timeout=60)
+            except Exception:
+                p.kill()
+
+        atexit.register(stop)
+        _minidfs.append(line.split()[1])
+    return _minidfs[0]
+
+
+@contextlib.contextmanager
+def data_dir():
+    """A fresh data directory: local and temporary, or on HDFS with CAIRN_HAPPYBASE_HDFS=1."""
+    if os.environ.get("CAIRN_HAPPYBASE_HDFS"):
+        _data_dirs[0] += 1
+        yield "%s/happybase-%d-%d" % (minidfs_url(), os.getpid(), _data_dirs[0])
+    else:
+        with tempfile.TemporaryDirectory() as d:
+            yield d
 
 
 class Serve:
@@ -80,7 +132,7 @@ class Serve:
 
 @pytest.fixture(scope="module")
 def server():
-    with tempfile.TemporaryDirectory() as d:
+    with data_dir() as d:
         s = Serve(
             d,
             "cairn.thrift.max.request.bytes=%d" % MAX_REQUEST,
@@ -560,7 +612,7 @@ def test_metrics_jmx_health(server, conn):
 
 
 def test_graceful_stop_flushes_and_restart_keeps_everything():
-    with tempfile.TemporaryDirectory() as d:
+    with data_dir() as d:
         s = Serve(d)
         c = s.connect()
         c.create_table("dur", {"f": dict(max_versions=3)})
@@ -576,9 +628,10 @@ def test_graceful_stop_flushes_and_restart_keeps_everything():
         code, out, err = s.stop()
         assert code == 0, err
         assert "stopped" in out
-        stores = [f for root, _, files in os.walk(os.path.join(d, "data", "default", "dur"))
-                  for f in files if re.fullmatch(r"[0-9a-f]{32}", f)]
-        assert stores, "memstores were not flushed to store files"
+        if not d.startswith("hdfs://"):
+            stores = [f for root, _, files in os.walk(os.path.join(d, "data", "default", "dur"))
+                      for f in files if re.fullmatch(r"[0-9a-f]{32}", f)]
+            assert stores, "memstores were not flushed to store files"
         s = Serve(d)
         c = s.connect()
         t = c.table("dur")
