@@ -40,8 +40,8 @@ CAIRN_BIN=target/debug/cairn python3 -m pytest -q tests/happybase
 step "HDFS: MiniDFSCluster (hadoop-minicluster 3.4.1 from Maven Central), the hdfs feature"
 mvn -q -B -f interop/hdfs/pom.xml package -DskipTests
 export CAIRN_REQUIRE_HDFS=1
-cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region --features cairn-region/hdfs \
-    --all-targets -- -D warnings
+cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region -p cairn-server -p cairn-cli \
+    --features cairn-cli/hdfs --all-targets -- -D warnings
 cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
 # happybase against cairn serve with its data and WAL on HDFS

@@ -359,6 +359,24 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         Kind::Counter,
         l(cairn_hfile::checksum_failures()),
     );
+    // Replicas that failed HDFS's own CRCs (the client read another one), and other replica
+    // read errors: zero unless the data is on HDFS.
+    #[cfg(feature = "hdfs")]
+    {
+        let h = cairn_fs::hdfs_stats();
+        ck.add(
+            "hdfsReplicaChecksumFailureCount",
+            Kind::Counter,
+            l(h.checksum_failures
+                .load(std::sync::atomic::Ordering::Relaxed)),
+        );
+        ck.add(
+            "hdfsReplicaReadErrorCount",
+            Kind::Counter,
+            l(h.replica_read_errors
+                .load(std::sync::atomic::Ordering::Relaxed)),
+        );
+    }
     let (bytes, time) = cairn_checksum::accounting::totals();
     ck.add("checksumBytesCount", Kind::Counter, l(bytes));
     ck.add(

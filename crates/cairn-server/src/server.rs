@@ -63,6 +63,9 @@ impl Server {
     /// Opens the region server (replaying its WAL), binds the Thrift and HTTP ports and starts
     /// serving.
     pub fn start(config: Config) -> Result<Server, ServeError> {
+        // Counts the HDFS client's replica failovers for the metrics (and prints its warnings).
+        #[cfg(feature = "hdfs")]
+        cairn_fs::HdfsFileSystem::install_log_bridge();
         let sc = config.server_config()?;
         let rs = RegionServer::open(sc).map_err(|source| ServeError::Open {
             dir: config.data_dir.display().to_string(),
