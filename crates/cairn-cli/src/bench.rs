@@ -113,7 +113,9 @@ impl Store {
             (None, true) => "temporary, kept (--keep)".to_string(),
             (None, false) => "temporary, deleted at exit".to_string(),
         };
-        let mut config = ServerConfig::new(&root);
+        // --data may be a local path, file:///dir or hdfs://host:port/dir (feature `hdfs`).
+        let mut config = ServerConfig::from_uri(&root.to_string_lossy())
+            .with_context(|| format!("--data {}", root.display()))?;
         config.block_cache = Some(cache);
         let server = RegionServer::open(config)
             .with_context(|| format!("opening the store at {}", root.display()))?;
