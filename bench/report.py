@@ -246,14 +246,17 @@ def report(results, meta_path, notes_path, out):
         "best and median shows the noise.",
     ]:
         md.append(f"- {n}")
-    md.append("")
-    md.append("![throughput against client threads](throughput.png)")
-    md.append("")
-    md.append("![latency percentiles](latency.png)")
+    try:
+        plots(reads, engines, threads, out)
+        md.append("")
+        md.append("![throughput against client threads](throughput.png)")
+        md.append("")
+        md.append("![latency percentiles](latency.png)")
+    except ImportError:
+        md.append("- No plots: matplotlib is not installed.")
     text = "\n".join(md) + "\n"
     open(f"{out}/report.md", "w").write(text)
     print(text)
-    plots(reads, engines, threads, out)
 
 
 def plots(reads, engines, threads, out):

@@ -97,9 +97,13 @@ else
     note "HBase skipped: java 17 and mvn are needed for its jars"
 fi
 venv=bench/.venv
+plot_python=$venv/bin/python
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
-    python3 -m venv "$venv" >&2
-    "$venv/bin/pip" install -q --disable-pip-version-check matplotlib==3.9.2 >&2
+    if ! { python3 -m venv "$venv" >&2 &&
+        "$venv/bin/pip" install -q --disable-pip-version-check matplotlib==3.9.2 >&2; }; then
+        note "no plots: could not install matplotlib into $venv (python3-venv missing?)"
+        plot_python=python3
+    fi
 fi
 py=bench/report.py
 hbase() { # class-args...
@@ -199,5 +203,5 @@ done
     echo "machine=$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
     echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates/ has uncommitted changes)')"
 } >"$out/meta.txt"
-"$venv/bin/python" "$py" report "$results" "$out/meta.txt" "$notes" "$out"
+"$plot_python" "$py" report "$results" "$out/meta.txt" "$notes" "$out"
 echo "== written: $out/report.md and its plots" >&2
