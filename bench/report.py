@@ -194,7 +194,10 @@ def report(results, meta_path, notes_path, out):
                   "compaction of the whole table (10 regions) by `cairn compact --major` and by "
                   "HBase 2.6.1's HStore as its CompactionTool drives it, each on a fresh copy "
                   "(in the page cache). CPU is the whole process's over the compactions "
-                  "(HBase: GC and JIT included), per GB read; median of the rounds.")
+                  "(HBase: GC and JIT included), per GB read; median of the rounds. cairn "
+                  "verifies every block's checksum on read and computes them on write; HBase's "
+                  "store here reads through a raw local FileSystem, so it computes checksums "
+                  "on write but does not verify them on read.")
         md.append("")
         md.append("| | cairn | HBase 2.6.1 | cairn / HBase |")
         md.append("|---|---|---|---|")
