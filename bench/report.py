@@ -158,7 +158,9 @@ def report(results, meta_path, notes_path, out):
                     row += " not run | — |"
                     continue
                 pb, pm = max(rate(x, w) for x in r), med([rate(x, w) for x in r])
-                row += f" {fmt_rate(pb)} / {fmt_rate(pm)} | **{cb / pb:.2f}x** / {cm / pm:.2f}x |"
+                rb = f"{cb / pb:.2f}x" if pb > 0 else "—"
+                rm = f"{cm / pm:.2f}x" if pm > 0 else "—"
+                row += f" {fmt_rate(pb)} / {fmt_rate(pm)} | **{rb}** / {rm} |"
             md.append(row)
     md.append("")
     md.append("## CPU per operation and latency (medians)")
@@ -181,7 +183,8 @@ def report(results, meta_path, notes_path, out):
                 if not r:
                     continue
                 cpu = med([x["cpu_us"] for x in r])
-                ratio = "" if e == "cairn" else f"{ccpu / cpu:.2f}"
+                # At tiny sizes (CI's smoke run) a peer's CPU time can round to zero.
+                ratio = "" if e == "cairn" else (f"{ccpu / cpu:.2f}" if cpu > 0 else "—")
                 md.append(f"| {w} | {t} | {NAMES[e]} | {cpu:.2f} | {ratio} | "
                           f"{med([x['p50'] for x in r]):.1f} | {med([x['p99'] for x in r]):.1f} | "
                           f"{med([x['p999'] for x in r]):.1f} |")
