@@ -1,12 +1,33 @@
 //! The cache as the HFile reader's block source: a hit returns the cached block (no read, no
 //! copy); a miss reads through the file's own source and caches the block.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use cairn_hfile::{Block, BlockPurpose, BlockSource, Result};
 
 use crate::combined::CombinedBlockCache;
 use crate::key::{file_id, BlockCacheKey};
+
+thread_local! {
+    /// Set while a read that asked not to cache its blocks runs on this thread.
+    static SKIP_DATA_CACHING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with data blocks read on this thread served from the cache when they are there but
+/// not added to it on a miss (HBase's `Scan.setCacheBlocks(false)` / `Get.setCacheBlocks`:
+/// a large scan does not push the working set out). Index and Bloom blocks are still cached,
+/// as in HBase. Nests: the previous setting is restored when `f` returns or unwinds.
+pub fn without_caching_data_blocks<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SKIP_DATA_CACHING.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SKIP_DATA_CACHING.with(|c| c.replace(true)));
+    f()
+}
 
 /// Reads blocks of one file through the cache.
 pub struct CachedBlockSource {
@@ -75,7 +96,8 @@ impl BlockSource for CachedBlockSource {
             return Ok(b);
         }
         let b = self.inner.read_block_for(offset, on_disk_size, purpose)?;
-        if self.cache_on_read {
+        let skip = purpose != BlockPurpose::Index && SKIP_DATA_CACHING.with(Cell::get);
+        if self.cache_on_read && !skip {
             self.cache.cache_block(key, b.clone(), self.in_memory);
         }
         Ok(b)

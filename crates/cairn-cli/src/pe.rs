@@ -175,8 +175,8 @@ have data. Reads of rows outside what was written come back empty and are counte
 
 Embedded differences: writes are applied synchronously one at a time (--autoFlush is accepted:
 there is no client buffer; --multiPut=N applies N puts per call); --caching has no effect (the
-scanner streams rows); --cacheBlocks=false is accepted but not yet honoured (cairn-region caches
-every block it reads); append is a get followed by checkAndPut, retried when another client
+scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
+cache (index and Bloom blocks are cached, as in HBase); append is a get followed by checkAndPut, retried when another client
 changed the cell in between (cairn-region has no Append); only --blockEncoding=NONE is
 supported. Latency is always recorded (per request, in microseconds; --multiGet batches count
 as one request); --latency adds per-client percentiles. CPU time is the whole process's,
@@ -237,7 +237,8 @@ pub struct PeArgs {
     /// Scan caching (rows per round trip): accepted, no effect embedded.
     #[arg(long, default_value_t = 30, value_name = "N")]
     caching: usize,
-    /// Cache blocks read by scans and gets: accepted; false is not yet honoured.
+    /// Cache data blocks read by scans and gets (false: read them without caching, HBase's
+    /// setCacheBlocks(false)).
     #[arg(long = "cacheBlocks", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "true", default_missing_value = "true", value_parser = bool_opt(),
           value_name = "BOOL")]
@@ -645,12 +646,6 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
     };
     let s = &p.settings;
     let mut notes = Vec::new();
-    if !a.cache_blocks {
-        notes.push(
-            "--cacheBlocks=false is not yet honoured: cairn-region caches every block it reads"
-                .to_string(),
-        );
-    }
     if a.caching != 30 {
         notes.push("--caching has no effect embedded: the scanner streams rows".to_string());
     }

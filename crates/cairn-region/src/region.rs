@@ -475,6 +475,14 @@ impl Region {
     /// scanners, so neighbouring rows share block reads. Results come back in the order of
     /// `gets`.
     pub fn get_many(&self, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
+        // A batch caches the blocks it reads unless every get in it asked not to.
+        if gets.iter().all(|g| !g.cache_blocks) && !gets.is_empty() {
+            return cairn_blockcache::without_caching_data_blocks(|| self.get_many_inner(gets));
+        }
+        self.get_many_inner(gets)
+    }
+
+    fn get_many_inner(&self, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
         self.check_open()?;
         let mut order: Vec<usize> = (0..gets.len()).collect();
         order.sort_by(|&a, &b| gets[a].row.cmp(&gets[b].row));
@@ -604,7 +612,8 @@ impl Region {
         self.metrics
             .read_request_count
             .fetch_add(1, Ordering::Relaxed);
-        Ok(RegionScanner::new(ScannerParts {
+        let cache_blocks = scan.cache_blocks;
+        let mut scanner = RegionScanner::new(ScannerParts {
             heap,
             matcher,
             filter: scan.filter,
@@ -616,7 +625,9 @@ impl Region {
             single_row: scan.single_row,
             guard: Some(guard),
             metrics: Some(self.metrics.clone()),
-        }))
+        });
+        scanner.set_cache_blocks(cache_blocks);
+        Ok(scanner)
     }
 
     /// Replays a recovered WAL edit: cells already in a store file are skipped.

@@ -74,6 +74,8 @@ pub struct RegionScanner {
     /// Reversed scans: the next row is the last one before this key.
     reverse_cursor: Option<Vec<u8>>,
     metrics: Option<Arc<crate::metrics::RegionMetrics>>,
+    /// `Scan.cache_blocks`: false reads data blocks without adding them to the block cache.
+    cache_blocks: bool,
     /// `None` when the caller holds the registration (a multi-get's batch).
     _guard: Option<ReadPointGuard>,
 }
@@ -110,6 +112,7 @@ impl RegionScanner {
             started: false,
             reverse_cursor: None,
             metrics: p.metrics,
+            cache_blocks: true,
             _guard: p.guard,
         }
     }
@@ -128,8 +131,21 @@ impl RegionScanner {
         self.filter.take()
     }
 
+    /// Reads data blocks without caching them (`Scan.cache_blocks = false`).
+    pub(crate) fn set_cache_blocks(&mut self, on: bool) {
+        self.cache_blocks = on;
+    }
+
     /// The next row (or part of one, with a batch limit); `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Vec<KeyValue>>> {
+        if self.cache_blocks {
+            self.next_row_inner()
+        } else {
+            cairn_blockcache::without_caching_data_blocks(|| self.next_row_inner())
+        }
+    }
+
+    fn next_row_inner(&mut self) -> Result<Option<Vec<KeyValue>>> {
         loop {
             if let Some(chunk) = self.pending.pop_front() {
                 return Ok(Some(chunk));

@@ -607,3 +607,53 @@ fn hbase_property_names_configure_the_server() {
         .to_string();
     assert!(e.contains("hbase.regionserver.maxlogs"), "{e}");
 }
+
+/// `cache_blocks = false` (HBase's `setCacheBlocks(false)`): scans, gets and multi-gets read
+/// data blocks without adding them to the block cache, and still return the same rows; the
+/// same reads with caching on fill it.
+#[test]
+fn cache_blocks_false_reads_without_filling_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let mut f = ColumnFamilyDescriptor::new("f");
+    f.block_size = 1024;
+    let t = table(&s, "nocache", vec![f], &[]);
+    for i in 0..2000u32 {
+        let row = format!("r{i:05}");
+        s.put(&t, &Put::new(&row).add("f", "q", row.repeat(4)))
+            .unwrap();
+    }
+    s.flush_table(&t).unwrap();
+    let inserted = || s.block_cache().unwrap().stats().2.insert_count;
+    let before = inserted();
+
+    let mut scan = Scan::new();
+    scan.cache_blocks = false;
+    assert_eq!(s.scanner(&t, scan).unwrap().count(), 2000);
+    let mut get = Get::new("r01234");
+    get.cache_blocks = false;
+    assert_eq!(s.get(&t, get).unwrap().len(), 1);
+    let gets = (0..50u32)
+        .map(|i| {
+            let mut g = Get::new(format!("r{:05}", i * 40));
+            g.cache_blocks = false;
+            g
+        })
+        .collect();
+    assert!(s.get_many(&t, gets).unwrap().iter().all(|r| r.len() == 1));
+    // Index and Bloom blocks may be cached; data blocks (dozens here) are not.
+    let after_uncached = inserted();
+    assert!(
+        after_uncached - before <= 3,
+        "{} blocks cached by reads that asked not to cache",
+        after_uncached - before
+    );
+
+    assert_eq!(s.scanner(&t, Scan::new()).unwrap().count(), 2000);
+    assert!(
+        inserted() - after_uncached >= 50,
+        "a caching scan cached only {} blocks",
+        inserted() - after_uncached
+    );
+    s.close().unwrap();
+}
