@@ -7,6 +7,18 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# CI machines have little free disk (a clean run once died with "No space left on device" while
+# compiling hdfs-native). Full debug info and incremental caches made target/ ~11 GB; line tables
+# keep backtraces useful at a fraction of that, and incremental caches never pay off in a one-shot
+# run. Set here, once, so every cargo call below shares the same fingerprints.
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+export CARGO_PROFILE_RELEASE_DEBUG=0
+export CARGO_PROFILE_BENCH_DEBUG=0
+disk() { df -h . | tail -1 | awk '{print "disk: " $4 " free of " $2}'; du -sh target 2>/dev/null || true; }
+disk
+
 step "Rust toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
@@ -43,7 +55,6 @@ export CAIRN_REQUIRE_HDFS=1
 cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region -p cairn-server -p cairn-cli \
     --features cairn-cli/hdfs --all-targets -- -D warnings
 cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
 # happybase against cairn serve with its data and WAL on HDFS
 cargo build --locked -p cairn-cli --features hdfs
 CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 python3 -m pytest -q tests/happybase
@@ -53,11 +64,15 @@ CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
 
 step "tests with the crate kernels forced"
 CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
+disk
+# Nothing below uses the debug build; drop it before the release builds to halve peak disk use.
+rm -rf target/debug
 
 step "model check of the block cache's slot protocol (loom)"
 RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release --target-dir target/loom loom
 
 step "benchmark smoke runs (tiny sizes: they only have to run)"
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-blockcache --bench cache_hit -- cache_hit/l1
 CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blockcache --bench cached_gets
@@ -79,4 +94,5 @@ for target in $(cd fuzz && cargo +nightly fuzz list); do
     (cd fuzz && cargo +nightly fuzz run "$target" -- -max_total_time="${CAIRN_FUZZ_SECONDS:-30}")
 done
 
+disk
 step "all checks passed"
