@@ -10,8 +10,10 @@
 #   multiget  the same gets in batches of BATCH (cairn pe randomRead --multiGet=BATCH)
 #   scan      SCANS scans of 10,000 rows from a random row, every row filtered out on the
 #             server (cairn pe scanRange10000 --filterAll; peers iterate and touch every value)
-#   put       WRITE_ROWS sequential puts with the WAL on, not fsynced (cairn pe sequentialWrite,
-#             SYNC_WAL; RocksDB and Pebble fillseq with sync=false); not run on HBase
+#   put       WRITE_ROWS sequential puts with the WAL on, not fsynced, one put per write call
+#             (cairn pe --autoFlush=true sequentialWrite, SYNC_WAL: PE's default autoFlush=false
+#             would batch puts in a client buffer, the peers' fillseq writes one at a time;
+#             RocksDB and Pebble fillseq with sync=false); not run on HBase
 #   compact   the seed's compaction study: cairn pe sequentialWrite --valueSize=10240
 #             --presplit=10, then a major compaction of the table by `cairn compact --major` and
 #             by HBase 2.6.1's HStore as CompactionTool drives it (interop PeerBench compact),
@@ -160,8 +162,8 @@ puts() { # engine threads
     local dir
     dir=$(mktemp -d "$base/puts-$1.XXXXXX")
     case $1 in
-        cairn) "$cairn" pe --data="$dir" --rows=$((write_rows / $2)) --valueSize="$value_size" --json \
-            sequentialWrite "$2" | python3 "$py" pe-json put "$2" ;;
+        cairn) "$cairn" pe --data="$dir" --rows=$((write_rows / $2)) --valueSize="$value_size" \
+            --autoFlush=true --json sequentialWrite "$2" | python3 "$py" pe-json put "$2" ;;
         rocksdb) "$rocksdb" fillseq "$dir" "$write_rows" "$value_size" "$2" false ;;
         pebble) "$pebble" fillseq "$dir" "$write_rows" "$value_size" "$2" false 2>/dev/null ;;
     esac | grep '^bench-result\|^puts-result' | tee -a "$results"

@@ -173,9 +173,12 @@ sequentialWrite over the same key space (--rows x nclients rows), untimed, and f
 PE itself would stop with \"Run a write command first\"; an embedded run would otherwise never
 have data. Reads of rows outside what was written come back empty and are counted as misses.
 
-Embedded differences: writes are applied synchronously one at a time (--autoFlush is accepted:
-there is no client buffer; --multiPut=N applies N puts per call); --caching has no effect (the
-scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
+Writes: as in PE, --autoFlush=false (the default) buffers each client's puts as HBase's
+BufferedMutator does and applies them in one batch once --bufferSize bytes are buffered (one WAL
+record and sync per region's batch), and at the end of the run; --autoFlush=true applies each
+put on its own, or N at a time with --multiPut=N (PE ignores --multiPut without --autoFlush=true).
+
+Embedded differences: --caching has no effect (the scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
 cache (index and Bloom blocks are cached, as in HBase); append is a get followed by checkAndPut, retried when another client
 changed the cell in between (cairn-region has no Append); only --blockEncoding=NONE is
 supported. Latency is always recorded (per request, in microseconds; --multiGet batches count
@@ -243,11 +246,15 @@ pub struct PeArgs {
           default_value = "true", default_missing_value = "true", value_parser = bool_opt(),
           value_name = "BOOL")]
     cache_blocks: bool,
-    /// Accepted for PE compatibility: embedded writes are synchronous.
+    /// Apply each put when it is made (false: buffer puts as HBase's BufferedMutator does and
+    /// apply them in batches of --bufferSize bytes).
     #[arg(long = "autoFlush", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "false", default_missing_value = "true", value_parser = bool_opt(),
           value_name = "BOOL")]
     auto_flush: bool,
+    /// Client write buffer in bytes for --autoFlush=false (hbase.client.write.buffer).
+    #[arg(long = "bufferSize", default_value_t = 2 * 1024 * 1024, value_name = "BYTES")]
+    buffer_size: usize,
     /// Write puts to the WAL (SYNC_WAL); false: SKIP_WAL.
     #[arg(long = "writeToWAL", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
           default_value = "true", default_missing_value = "true", value_parser = bool_opt(),
@@ -327,6 +334,9 @@ pub struct Settings {
     pub sample_rate: f64,
     pub multi_get: usize,
     pub multi_put: usize,
+    /// PE's `autoFlush`: false buffers puts ([`Settings::buffer_size`] bytes per batch).
+    pub auto_flush: bool,
+    pub buffer_size: usize,
     pub filter_all: bool,
     pub caching: usize,
     pub cache_blocks: bool,
@@ -353,6 +363,9 @@ fn plan(a: &PeArgs) -> Result<Plan> {
     }
     if a.caching == 0 {
         bail!("--caching must be at least 1");
+    }
+    if a.buffer_size == 0 {
+        bail!("--bufferSize must be at least 1 byte");
     }
     if !a.block_encoding.trim().eq_ignore_ascii_case("NONE") {
         bail!(
@@ -426,6 +439,8 @@ fn plan(a: &PeArgs) -> Result<Plan> {
             sample_rate: a.sample_rate,
             multi_get: a.multi_get,
             multi_put: a.multi_put,
+            auto_flush: a.auto_flush,
+            buffer_size: a.buffer_size,
             filter_all: a.filter_all,
             caching: a.caching,
             cache_blocks: a.cache_blocks,
@@ -543,6 +558,8 @@ fn prepare_table(server: &Arc<RegionServer>, p: &Plan, quiet: bool) -> Result<Ve
         load.command = PeCommand::SequentialWrite;
         load.sample_rate = 1.0;
         load.multi_put = 0;
+        // Loads go through the write buffer, as a user's PE sequentialWrite would by default.
+        load.auto_flush = false;
         say(format!(
             "table {} is empty: loading {} rows with sequentialWrite ({} x {}) first, not timed, \
              then flushing",
@@ -660,6 +677,12 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
     {
         notes.push("--multiPut applies to sequentialWrite and randomWrite only".to_string());
     }
+    if s.multi_put > 0 && !s.auto_flush {
+        notes.push(
+            "--multiPut needs --autoFlush=true (as in PE): puts go through the write buffer"
+                .to_string(),
+        );
+    }
     for n in &notes {
         eprintln!("cairn pe: note: {n}");
     }
@@ -676,14 +699,26 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
         }
         let cache0 = cache_totals(server);
         let bar = crate::progress::count(&s.command.name(), s.rows * s.clients as u64);
+        let wal0 = server.wal().stats().appends;
         let cpu0 = cpu_times();
         let (results, wall) = run_clients(server, &p.table, s, &bar)?;
         let cpu1 = cpu_times();
         bar.finish_and_clear();
         let cache1 = cache_totals(server);
+        let wal_appends = server.wal().stats().appends.saturating_sub(wal0);
         let (user, sys) = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
         report(
-            &a, &p, regions, &results, wall, user, sys, cache0, cache1, root, data_note, &notes,
+            &a,
+            &p,
+            regions,
+            &results,
+            wall,
+            (user, sys),
+            wal_appends,
+            (cache0, cache1),
+            root,
+            data_note,
+            &notes,
         );
         Ok(())
     })();
@@ -698,10 +733,9 @@ fn report(
     regions: usize,
     results: &[ClientResult],
     wall: Duration,
-    user: Duration,
-    sys: Duration,
-    cache0: Option<CacheStats>,
-    cache1: Option<CacheStats>,
+    (user, sys): (Duration, Duration),
+    wal_appends: u64,
+    (cache0, cache1): (Option<CacheStats>, Option<CacheStats>),
     root: &std::path::Path,
     data_note: &str,
     notes: &[String],
@@ -761,6 +795,7 @@ fn report(
             "misses": misses,
             "busy_waits": busy,
             "cas_failures": cas,
+            "wal_appends": wal_appends,
             "wall_s": round3(wall.as_secs_f64()),
             "rows_per_s": round3(per_s(ops, wall)),
             "sum_client_rows_per_s": round3(sum_client_rate),
@@ -815,6 +850,9 @@ fn report(
         } else {
             println!("| rows returned | {returned} |");
         }
+    }
+    if wal_appends > 0 {
+        println!("| WAL records appended | {wal_appends} |");
     }
     if busy > 0 {
         println!("| waits on a busy region | {busy} |");

@@ -242,3 +242,48 @@ fn bad_options_are_named() {
         assert!(t.contains(want), "{args:?}: wanted {want:?} in {t}");
     }
 }
+
+#[test]
+fn auto_flush_false_buffers_puts_as_buffered_mutator_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    // PE's default: puts wait in a client buffer and go out in batches of --bufferSize bytes,
+    // one WAL record each (one region).
+    let v = pe_json(&[
+        &data,
+        "--rows=1000",
+        "--valueSize=1000",
+        "--bufferSize=100000",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(u(&v, "ops"), 1000);
+    let records = u(&v, "wal_appends");
+    // ~1.1 KB per put: ~90 puts per 100 KB batch, 11 or 12 batches with the final flush.
+    assert!((9..=14).contains(&records), "{records} WAL records: {v}");
+    // PE times every mutate() call, buffered or not.
+    assert_eq!(v["latency_us"]["count"].as_u64(), Some(1000));
+    // --autoFlush=true: one put, one WAL record.
+    let v = pe_json(&[
+        &data,
+        "--rows=300",
+        "--valueSize=1000",
+        "--autoFlush=true",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(u(&v, "wal_appends"), 300);
+    // --multiPut batches only with --autoFlush=true, as in PE.
+    let v = pe_json(&[
+        &data,
+        "--rows=300",
+        "--autoFlush=true",
+        "--multiPut=30",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(u(&v, "wal_appends"), 10);
+    // Every buffered put landed: the next run reads all 1000 rows.
+    let v = pe_json(&[&data, "--rows=1000", "sequentialRead", "1"]);
+    assert_eq!((u(&v, "rows_returned"), u(&v, "misses")), (1000, 0));
+}

@@ -202,8 +202,11 @@ impl Region {
     }
 
     fn row_lock(&self, row: &[u8]) -> &RwLock<()> {
-        let h = xxhash_rust::xxh3::xxh3_64(row) as usize;
-        &self.row_locks[h % ROW_LOCK_STRIPES]
+        &self.row_locks[self.row_stripe(row)]
+    }
+
+    fn row_stripe(&self, row: &[u8]) -> usize {
+        xxhash_rust::xxh3::xxh3_64(row) as usize % ROW_LOCK_STRIPES
     }
 
     fn check_open(&self) -> Result<()> {
@@ -250,6 +253,20 @@ impl Region {
         now: i64,
         durability: Option<Durability>,
     ) -> Result<u64> {
+        let n = cells.len();
+        self.apply_logged(cells, stores, n, now, durability)
+    }
+
+    /// [`Self::apply`] where only the first `wal_cells` cells go to the WAL (a batch whose
+    /// other puts asked for `SKIP_WAL`).
+    fn apply_logged(
+        &self,
+        cells: Vec<KeyValue>,
+        stores: Vec<&Arc<Store>>,
+        wal_cells: usize,
+        now: i64,
+        durability: Option<Durability>,
+    ) -> Result<u64> {
         self.check_open()?;
         let limit = self
             .descriptor
@@ -273,8 +290,22 @@ impl Region {
             write_time_ms: now,
             cells,
         };
-        if let (Some(wal), true) = (self.wal.get(), durability != Durability::SkipWal) {
-            if let Err(e) = wal.append(&edit, durability) {
+        if let (Some(wal), true) = (
+            self.wal.get(),
+            durability != Durability::SkipWal && wal_cells > 0,
+        ) {
+            let appended = if wal_cells == edit.cells.len() {
+                wal.append(&edit, durability)
+            } else {
+                let part = WalEdit {
+                    region: edit.region.clone(),
+                    sequence_id: edit.sequence_id,
+                    write_time_ms: edit.write_time_ms,
+                    cells: edit.cells[..wal_cells].to_vec(),
+                };
+                wal.append(&part, durability)
+            };
+            if let Err(e) = appended {
                 self.mvcc.complete(seq);
                 return Err(e.into());
             }
@@ -297,15 +328,28 @@ impl Region {
     }
 
     fn put_locked(&self, put: &Put) -> Result<()> {
+        let now = now_ms();
+        let mut cells = Vec::with_capacity(put.cells.len());
+        let mut stores = Vec::with_capacity(put.cells.len());
+        self.put_cells(put, now, &mut cells, &mut stores)?;
+        self.apply(cells, stores, now, put.durability)?;
+        Ok(())
+    }
+
+    /// Checks one put and appends its cells (timestamps resolved against `now`) and their stores.
+    fn put_cells<'a>(
+        &'a self,
+        put: &Put,
+        now: i64,
+        cells: &mut Vec<KeyValue>,
+        stores: &mut Vec<&'a Arc<Store>>,
+    ) -> Result<()> {
         self.check_row(&put.row)?;
         if put.cells.is_empty() {
             return Err(RegionError::InvalidArgument(
                 "put has no columns".to_string(),
             ));
         }
-        let now = now_ms();
-        let mut cells = Vec::with_capacity(put.cells.len());
-        let mut stores = Vec::with_capacity(put.cells.len());
         for (f, q, ts, v) in &put.cells {
             stores.push(self.check_family(f)?);
             let ts = if *ts == LATEST_TIMESTAMP { now } else { *ts };
@@ -318,7 +362,53 @@ impl Region {
             }
             cells.push(KeyValue::put(&put.row, f, q, ts, v)?);
         }
-        self.apply(cells, stores, now, put.durability)?;
+        Ok(())
+    }
+
+    /// Applies puts of several rows of this region as one mini-batch (HBase's
+    /// `doMiniBatchMutate`): one sequence id, one WAL record and one sync for all of them,
+    /// visible together. Every put is checked before anything is applied, so a bad put fails
+    /// the batch and writes nothing. Puts asking for `SKIP_WAL` stay out of the WAL record;
+    /// the record is synced as the strongest durability in the batch asks.
+    pub fn put_batch(&self, puts: &[&Put]) -> Result<()> {
+        match puts {
+            [] => return Ok(()),
+            [one] => return self.put(one),
+            _ => {}
+        }
+        // Stripes are locked in index order, each once, so two batches cannot deadlock and a
+        // batch never waits on a stripe it already holds.
+        let mut stripes: Vec<usize> = puts.iter().map(|p| self.row_stripe(&p.row)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let _rows: Vec<_> = stripes.iter().map(|&i| self.row_locks[i].read()).collect();
+        let now = now_ms();
+        let table_durability = self.descriptor.durability;
+        let mut logged = Vec::new();
+        let mut logged_stores = Vec::new();
+        let mut skipped = Vec::new();
+        let mut skipped_stores = Vec::new();
+        let mut durability = Durability::SkipWal;
+        for (i, put) in puts.iter().enumerate() {
+            let d = put.durability.unwrap_or(table_durability);
+            let (cells, stores) = if d == Durability::SkipWal {
+                (&mut skipped, &mut skipped_stores)
+            } else {
+                durability = durability.max(d);
+                (&mut logged, &mut logged_stores)
+            };
+            self.put_cells(put, now, cells, stores)
+                .map_err(|e| match e {
+                    RegionError::InvalidArgument(m) => {
+                        RegionError::InvalidArgument(format!("put {i} of the batch: {m}"))
+                    }
+                    e => e,
+                })?;
+        }
+        let wal_cells = logged.len();
+        logged.append(&mut skipped);
+        logged_stores.append(&mut skipped_stores);
+        self.apply_logged(logged, logged_stores, wal_cells, now, Some(durability))?;
         Ok(())
     }
 

@@ -24,6 +24,9 @@ use crate::region::{Region, RegionConfig};
 use crate::scanner::RegionScanner;
 use crate::store::now_ms;
 
+/// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
+pub const MINI_BATCH_SIZE: usize = 20_000;
+
 /// How the server runs.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -488,13 +491,28 @@ impl RegionServer {
         Ok(())
     }
 
-    /// Applies puts, each atomically for its row (not across rows, as in HBase).
+    /// Applies puts as HBase's `batch` does: grouped by region, each region's share as
+    /// mini-batches of at most [`MINI_BATCH_SIZE`] puts with one WAL record and sync each
+    /// ([`Region::put_batch`]). Atomic per mini-batch, not across regions. A put that fails its
+    /// checks fails its mini-batch, and the error names it; earlier mini-batches stay applied.
     pub fn put_many(&self, table: &TableName, puts: &[Put]) -> Result<()> {
         let t = self.enabled_table(table)?;
+        if let [one] = puts {
+            return self.put(table, one);
+        }
+        let mut by_region: Vec<(&Arc<Region>, Vec<&Put>)> = Vec::new();
         for p in puts {
             let r = t.region_for(&p.row);
-            r.put(p)?;
-            self.after_write(r);
+            match by_region.iter_mut().find(|(x, _)| Arc::ptr_eq(x, r)) {
+                Some((_, v)) => v.push(p),
+                None => by_region.push((r, vec![p])),
+            }
+        }
+        for (r, puts) in by_region {
+            for chunk in puts.chunks(MINI_BATCH_SIZE) {
+                r.put_batch(chunk)?;
+                self.after_write(r);
+            }
         }
         Ok(())
     }

@@ -59,6 +59,10 @@ enum Op {
     MultiGet {
         rows: Vec<u8>,
     },
+    /// A client-side batch (`put_many`): one WAL record per region it touches.
+    PutMany {
+        cells: Vec<(u8, u8)>,
+    },
     Flush,
     Compact {
         major: bool,
@@ -82,6 +86,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (row.clone(), 1u32..4).prop_map(|(row, versions)| Op::Get { row, versions }),
         2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, reversed, versions }),
         1 => proptest::collection::vec(0u8..7, 1..5).prop_map(|rows| Op::MultiGet { rows }),
+        2 => proptest::collection::vec((row.clone(), q.clone()), 1..6).prop_map(|cells| Op::PutMany { cells }),
         1 => Just(Op::Flush),
         1 => any::<bool>().prop_map(|major| Op::Compact { major }),
         1 => any::<bool>().prop_map(|crash| Op::Restart { crash }),
@@ -191,6 +196,16 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
                 )
                 .unwrap();
                 m.puts.entry((row, q)).or_default().push((clock, v));
+            }
+            Op::PutMany { cells } => {
+                let mut puts = Vec::new();
+                for (row, q) in cells {
+                    clock += 1;
+                    let v = format!("v{clock}");
+                    puts.push(Put::new(row_key(row)).add_at("f", format!("q{q}"), clock, &v));
+                    m.puts.entry((row, q)).or_default().push((clock, v));
+                }
+                s.put_many(&t, &puts).unwrap();
             }
             Op::PutExpired { row, q } => {
                 let ts = clock - 2 * TTL_SECONDS as i64 * 1000;

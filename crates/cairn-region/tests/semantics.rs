@@ -657,3 +657,78 @@ fn cache_blocks_false_reads_without_filling_the_cache() {
     );
     s.close().unwrap();
 }
+
+#[test]
+fn batched_puts_take_one_wal_record_per_region_and_survive_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = server(dir.path());
+        let t = table(
+            &s,
+            "b",
+            vec![
+                ColumnFamilyDescriptor::new("f"),
+                ColumnFamilyDescriptor::new("g"),
+            ],
+            &["m"],
+        );
+        let before = s.wal().stats();
+        let mut puts: Vec<Put> = ["a", "n", "b", "o", "c"]
+            .iter()
+            .map(|r| Put::new(r).add("f", "q", format!("v{r}")))
+            .collect();
+        puts.push(Put::new("d").add("f", "q", "vd").add("g", "q", "wd"));
+        puts.push(
+            Put::new("p")
+                .add("f", "q", "vp")
+                .durability(cairn_region::Durability::SkipWal),
+        );
+        s.put_many(&t, &puts).unwrap();
+        let after = s.wal().stats();
+        assert_eq!(
+            after.appends - before.appends,
+            2,
+            "one WAL record per region's mini-batch"
+        );
+        for r in ["a", "b", "c", "d", "n", "o", "p"] {
+            assert_eq!(
+                values(&s.get(&t, Get::new(r).column("f", "q")).unwrap()),
+                [format!("v{r}")]
+            );
+        }
+        assert_eq!(
+            values(&s.get(&t, Get::new("d").column("g", "q")).unwrap()),
+            ["wd"]
+        );
+
+        // A bad put fails its whole mini-batch before anything is written.
+        let bad = vec![
+            Put::new("e").add("f", "q", "ve"),
+            Put::new("f").add("nosuch", "q", "x"),
+            Put::new("g").add("f", "q", "vg"),
+        ];
+        let err = s.put_many(&t, &bad).unwrap_err().to_string();
+        assert!(err.contains("nosuch"), "{err}");
+        assert!(s.get(&t, Get::new("e")).unwrap().is_empty());
+        assert!(s.get(&t, Get::new("g")).unwrap().is_empty());
+        assert_eq!(s.wal().stats().appends, after.appends);
+        // No close: the memstore is lost, the WAL is not.
+    }
+    let s = server(dir.path());
+    let t = TableName::parse("b").unwrap();
+    for r in ["a", "b", "c", "d", "n", "o"] {
+        assert_eq!(
+            values(&s.get(&t, Get::new(r).column("f", "q")).unwrap()),
+            [format!("v{r}")]
+        );
+    }
+    assert_eq!(
+        values(&s.get(&t, Get::new("d").column("g", "q")).unwrap()),
+        ["wd"]
+    );
+    assert!(
+        s.get(&t, Get::new("p")).unwrap().is_empty(),
+        "a SKIP_WAL put stays out of its batch's WAL record"
+    );
+    assert_eq!(s.recovery.edits_replayed, 2, "{:?}", s.recovery);
+}

@@ -99,7 +99,8 @@ pub use wal::{SegmentInfo, WalStats};
 
 /// How durable an append must be before it returns (HBase's `Durability`, without
 /// `USE_DEFAULT`, which the region store resolves to the table's durability first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+/// Ordered weakest first, so a batch syncs as its strongest member asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Durability {
     /// `SKIP_WAL`: not written to the WAL at all.
     SkipWal,

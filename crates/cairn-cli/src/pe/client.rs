@@ -30,7 +30,8 @@ pub struct ClientResult {
     pub ops: u64,
     pub elapsed: Duration,
     /// Per-request latency in microseconds (one entry per batch with `--multiGet` /
-    /// `--multiPut`).
+    /// `--multiPut`; with `--autoFlush=false`, one per buffered put, as PE times each
+    /// `BufferedMutator.mutate`).
     pub latency: Histogram<u64>,
     /// Rows read back (gets that found the row, rows scans returned).
     pub rows_returned: u64,
@@ -98,6 +99,8 @@ struct Client<'a> {
     durability: Durability,
     gets: Vec<Get>,
     puts: Vec<Put>,
+    /// Estimated heap size of `puts` when buffering (`--autoFlush=false`).
+    buffered_bytes: usize,
     scanner: Option<TableScanner>,
     result: ClientResult,
 }
@@ -127,6 +130,7 @@ pub fn run(sh: &Shared<'_>, index: usize, seed: u64) -> Result<ClientResult> {
         },
         gets: Vec::new(),
         puts: Vec::new(),
+        buffered_bytes: 0,
         scanner: None,
         result: ClientResult {
             index,
@@ -255,15 +259,18 @@ impl Client<'_> {
                     }
                 }
                 let multi = self.settings().multi_put;
-                if multi > 0 {
+                if !self.settings().auto_flush {
+                    self.buffered_bytes += put_heap_size(&put);
+                    self.puts.push(put);
+                    if self.buffered_bytes >= self.settings().buffer_size {
+                        self.flush_puts()?;
+                    }
+                } else if multi > 0 {
                     self.puts.push(put);
                     if self.puts.len() < multi {
                         return Ok(false);
                     }
-                    let puts = std::mem::take(&mut self.puts);
-                    busy_retry(&mut self.result.busy_waits, || {
-                        server.put_many(table, &puts)
-                    })?;
+                    self.flush_puts()?;
                 } else {
                     busy_retry(&mut self.result.busy_waits, || server.put(table, &put))?;
                 }
@@ -422,15 +429,41 @@ impl Client<'_> {
                 self.count_read(&r);
             }
         }
-        if !self.puts.is_empty() {
-            let puts = std::mem::take(&mut self.puts);
-            busy_retry(&mut self.result.busy_waits, || {
-                server.put_many(table, &puts)
-            })?;
+        self.flush_puts()
+    }
+
+    /// Sends the buffered puts in one `put_many` (BufferedMutator's flush).
+    fn flush_puts(&mut self) -> Result<()> {
+        if self.puts.is_empty() {
+            return Ok(());
         }
+        let (server, table) = (self.sh.server, self.sh.table);
+        let puts = std::mem::take(&mut self.puts);
+        self.buffered_bytes = 0;
+        busy_retry(&mut self.result.busy_waits, || {
+            server.put_many(table, &puts)
+        })?;
         Ok(())
     }
 }
+
+/// Roughly HBase's `Put.heapSize()`, which BufferedMutator sums against its write buffer: each
+/// cell as a KeyValue (its serialized length plus object overhead), plus the Put's own.
+fn put_heap_size(put: &Put) -> usize {
+    const PUT_OVERHEAD: usize = 96;
+    const CELL_OVERHEAD: usize = 64;
+    PUT_OVERHEAD
+        + put
+            .cells
+            .iter()
+            .map(|(f, q, _, v)| {
+                CELL_OVERHEAD + KEY_VALUE_FIXED + put.row.len() + f.len() + q.len() + v.len()
+            })
+            .sum::<usize>()
+}
+
+/// KeyValue's fixed bytes: key and value lengths, row length, family length, timestamp, type.
+const KEY_VALUE_FIXED: usize = 4 + 4 + 2 + 1 + 8 + 1;
 
 #[cfg(test)]
 mod tests {
