@@ -180,6 +180,29 @@ compaction() { # engine
     rm -rf "$dir"
 }
 
+# HBase's checksum share: one more HBase compaction of a fresh copy per round under
+# async-profiler (from Maven Central, with the HBase jars; CPU samples every millisecond, Java,
+# native and kernel frames), kept apart from the timed rounds so sampling does not weigh on
+# HBase's CPU figures. The share is the samples inside Compactor.performCompaction that have
+# checksum code on their stack.
+hbase_checksum_profile() {
+    local dir=$base/compact-work stacks=$base/hbase-compact.collapsed
+    local so=linux-x64/libasyncProfiler.so
+    [ "$(uname -m)" = aarch64 ] && so=linux-arm64/libasyncProfiler.so
+    rm -rf "$dir" "$stacks"
+    if [ ! -f "$base/$so" ]; then
+        python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
+            interop/hbase/target/lib/async-profiler-4.2.jar "$so" "$base"
+    fi
+    cp -a "$base/compact-input" "$dir"
+    java "${java_flags[@]}" "-Xmx$hbase_heap" \
+        "-agentpath:$base/$so=start,event=cpu,interval=1ms,collapsed,file=$stacks" \
+        -cp "$hbase_cp" dev.cairn.interop.PeerBench compact "$dir/$table_rel" \
+        >/dev/null 2>"$base/java.err" || { cat "$base/java.err" >&2; return 1; }
+    python3 "$py" profile-checksum <"$stacks" | tee -a "$results"
+    rm -rf "$dir" "$stacks"
+}
+
 n=${#engines[@]}
 for round in $(seq 1 "$rounds"); do
     echo "== round $round" >&2
@@ -196,6 +219,12 @@ for round in $(seq 1 "$rounds"); do
         if [ "$e" = cairn ] || [ "$e" = hbase ]; then compaction "$e"; fi
     done
 done
+if has hbase; then
+    echo "== profiling HBase's compaction for its checksum share (async-profiler, $rounds runs)" >&2
+    for round in $(seq 1 "$rounds"); do
+        hbase_checksum_profile || note "HBase's checksum profile failed (async-profiler); see above"
+    done
+fi
 
 {
     for kv in rows="$rows" value_size="$value_size" scans="$scans" range="$range" batch="$batch" \
