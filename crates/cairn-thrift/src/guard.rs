@@ -74,6 +74,9 @@ fn size_error(what: &str, n: i64, remaining: usize) -> thrift::Error {
     ))
 }
 
+/// The largest field id read: one compact-protocol delta (at most 15) more still fits an i16.
+const MAX_FIELD_ID: i16 = i16::MAX - 15;
+
 fn invalid(msg: String) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, msg))
 }
@@ -282,7 +285,16 @@ impl<R: Read + 'static> TInputProtocol for Guarded<R> {
     }
 
     fn read_field_begin(&mut self) -> thrift::Result<TFieldIdentifier> {
-        self.inner.read_field_begin()
+        let f = self.inner.read_field_begin()?;
+        // The compact protocol adds the next field's 4-bit delta to this id in an i16; past
+        // `i16::MAX - 15` that addition overflows inside the thrift crate (a panic where
+        // overflow checks are on). No IDL served here uses such ids: refuse them up front.
+        match f.id {
+            Some(id) if id > MAX_FIELD_ID => Err(invalid(format!(
+                "field id {id} is past {MAX_FIELD_ID}, the largest this server accepts"
+            ))),
+            _ => Ok(f),
+        }
     }
 
     fn read_field_end(&mut self) -> thrift::Result<()> {

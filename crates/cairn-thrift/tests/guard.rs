@@ -257,3 +257,33 @@ fn absent_fields_take_hbase_idl_defaults() {
         }
     );
 }
+
+/// Found by the `thrift_request` fuzz target: a field id near `i16::MAX` followed by a
+/// delta-encoded field made the compact protocol's id addition overflow (a panic with overflow
+/// checks on). It must be an error.
+#[test]
+fn field_ids_near_i16_max_are_refused_not_overflowed() {
+    let mut buf = Vec::new();
+    {
+        let mut p = TCompactOutputProtocol::new(&mut buf);
+        p.write_message_begin(&TMessageIdentifier::new("getRow", TMessageType::Call, 1))
+            .unwrap();
+        p.write_struct_begin(&thrift::protocol::TStructIdentifier::new("args"))
+            .unwrap();
+        p.write_field_begin(&thrift::protocol::TFieldIdentifier::new(
+            "f",
+            TType::I32,
+            i16::MAX,
+        ))
+        .unwrap();
+        p.write_i32(1).unwrap();
+        p.flush().unwrap();
+    }
+    // A field header with delta 1 and type i32, then its value (zigzag 1) and a stop.
+    buf.extend([0x15, 0x02, 0x00, 0x00]);
+    let mut g = Guarded::new(Cursor::new(buf), Flavor::Compact, 1 << 20);
+    g.begin_request();
+    g.read_message_begin().unwrap();
+    let err = format!("{:?}", g.skip(TType::Struct).unwrap_err());
+    assert!(err.contains("field id 32767"), "{err}");
+}
