@@ -262,16 +262,10 @@ impl StreamWal {
         let mut c = s.closed.lock();
         bump(&mut c.flushed, region, sequence_id);
         let flushed = &c.flushed;
-        let deletable: Vec<u64> = c
-            .segments
-            .iter()
-            .filter(|(_, seg)| {
-                seg.regions
-                    .iter()
-                    .all(|(r, max)| flushed.get(r).is_some_and(|f| f >= max))
-            })
-            .map(|(&id, _)| id)
-            .collect();
+        let deletable = segment::flushed_segments(
+            c.segments.iter().map(|(&id, seg)| (id, &seg.regions)),
+            |r| flushed.get(r).copied(),
+        );
         for &id in &deletable {
             let path = segment::segment_path(&s.dir, id);
             s.fs.delete(&path)

@@ -496,16 +496,10 @@ impl MappedWal {
             }
         }
         let flushed = &c.flushed;
-        let deletable: Vec<u64> = c
-            .segments
-            .iter()
-            .filter(|(_, seg)| {
-                seg.regions
-                    .iter()
-                    .all(|(r, max)| flushed.get(r).is_some_and(|f| f >= max))
-            })
-            .map(|(&id, _)| id)
-            .collect();
+        let deletable = segment::flushed_segments(
+            c.segments.iter().map(|(&id, seg)| (id, &seg.regions)),
+            |r| flushed.get(r).copied(),
+        );
         // Deleting needs no directory fsync: a deleted segment that reappears after a machine
         // crash only replays edits the stores already hold, which replay skips by sequence id.
         let mut removed = 0;
