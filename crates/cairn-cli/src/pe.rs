@@ -35,9 +35,19 @@ pub const FAMILY_NAME_BASE: &str = "info";
 /// PE's default rows per client: `ONE_GB / DEFAULT_VALUE_LENGTH` = 1,048,576.
 const DEFAULT_ROWS: u64 = 1024 * 1024 * 1000 / 1000;
 
-/// PE's `format(int)`: the row number as 26 zero-padded decimal digits.
-pub fn format_row(n: u64) -> Vec<u8> {
-    format!("{n:0ROW_LENGTH$}").into_bytes()
+/// PE's `format(int)`: the row number as 26 zero-padded decimal digits, filled from the right
+/// as PE does (`format!` was ~8% of the client thread's profile in randomRead; the peers'
+/// benches fill their keys the same way as this).
+pub fn format_row(mut n: u64) -> Vec<u8> {
+    let mut row = vec![b'0'; ROW_LENGTH];
+    for d in row.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    row
 }
 
 /// HBase's `FilterAllFilter`: every cell skipped and every row dropped on the server, so
@@ -904,6 +914,9 @@ mod tests {
         assert_eq!(format_row(0), b"00000000000000000000000000".to_vec());
         assert_eq!(format_row(1234), b"00000000000000000000001234".to_vec());
         assert_eq!(format_row(i32::MAX as u64).len(), ROW_LENGTH);
+        for n in [0, 9, 10, 99_999, i32::MAX as u64, u64::MAX] {
+            assert_eq!(format_row(n), format!("{n:026}").into_bytes(), "{n}");
+        }
     }
 
     #[test]
