@@ -732,3 +732,19 @@ fn batched_puts_take_one_wal_record_per_region_and_survive_a_crash() {
     );
     assert_eq!(s.recovery.edits_replayed, 2, "{:?}", s.recovery);
 }
+
+#[test]
+fn a_batch_that_puts_one_cell_twice_keeps_the_later_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let t = table(&s, "d", vec![ColumnFamilyDescriptor::new("f")], &[]);
+    let puts = vec![
+        Put::new("r").add("f", "q", "first"),
+        Put::new("x").add("f", "q", "other"),
+        Put::new("r").add("f", "q", "second"),
+    ];
+    s.put_many(&t, &puts).unwrap();
+    at_every_stage(dir.path(), s, &t, |s| {
+        assert_eq!(values(&s.get(&t, Get::new("r")).unwrap()), ["second"]);
+    });
+}
