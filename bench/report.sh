@@ -108,9 +108,11 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import matplotlib' 2>
     fi
 fi
 py=bench/report.py
+hbase_jvm_extra=() # more JVM options for hbase(); a caller may shadow it with a local
 hbase() { # class-args...
-    java "${java_flags[@]}" "-Xmx$hbase_heap" -Dhfile.block.cache.size=0.5 -cp "$hbase_cp" \
-        dev.cairn.interop.PeerBench "$@" 2>"$base/java.err" || { cat "$base/java.err" >&2; return 1; }
+    java "${java_flags[@]}" "${hbase_jvm_extra[@]}" "-Xmx$hbase_heap" -Dhfile.block.cache.size=0.5 \
+        -cp "$hbase_cp" dev.cairn.interop.PeerBench "$@" 2>"$base/java.err" ||
+        { cat "$base/java.err" >&2; return 1; }
 }
 has() { [[ " ${engines[*]} " == *" $1 "* ]]; }
 
@@ -169,10 +171,11 @@ puts() { # engine threads
     esac | grep '^bench-result\|^puts-result' | tee -a "$results"
     rm -rf "$dir"
 }
+compact_dir=$base/compact-work
+fresh_compact_input() { rm -rf "$compact_dir"; cp -a "$base/compact-input" "$compact_dir"; }
 compaction() { # engine
-    local dir=$base/compact-work
-    rm -rf "$dir"
-    cp -a "$base/compact-input" "$dir"
+    local dir=$compact_dir
+    fresh_compact_input
     case $1 in
         cairn) "$cairn" compact --major --json "$dir/$table_rel" 2>/dev/null | python3 "$py" compact-json cairn ;;
         hbase) hbase compact "$dir/$table_rel" | python3 "$py" compact-json hbase ;;
@@ -186,21 +189,18 @@ compaction() { # engine
 # HBase's CPU figures. The share is the samples inside Compactor.performCompaction that have
 # checksum code on their stack.
 hbase_checksum_profile() {
-    local dir=$base/compact-work stacks=$base/hbase-compact.collapsed
-    local so=linux-x64/libasyncProfiler.so
+    local stacks=$base/hbase-compact.collapsed so=linux-x64/libasyncProfiler.so
     [ "$(uname -m)" = aarch64 ] && so=linux-arm64/libasyncProfiler.so
-    rm -rf "$dir" "$stacks"
+    rm -f "$stacks"
     if [ ! -f "$base/$so" ]; then
         python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
             interop/hbase/target/lib/async-profiler-4.2.jar "$so" "$base"
     fi
-    cp -a "$base/compact-input" "$dir"
-    java "${java_flags[@]}" "-Xmx$hbase_heap" \
-        "-agentpath:$base/$so=start,event=cpu,interval=1ms,collapsed,file=$stacks" \
-        -cp "$hbase_cp" dev.cairn.interop.PeerBench compact "$dir/$table_rel" \
-        >/dev/null 2>"$base/java.err" || { cat "$base/java.err" >&2; return 1; }
+    fresh_compact_input
+    local hbase_jvm_extra=("-agentpath:$base/$so=start,event=cpu,interval=1ms,collapsed,file=$stacks")
+    hbase compact "$compact_dir/$table_rel" >/dev/null || return 1
     python3 "$py" profile-checksum <"$stacks" | tee -a "$results"
-    rm -rf "$dir" "$stacks"
+    rm -rf "$compact_dir" "$stacks"
 }
 
 n=${#engines[@]}
