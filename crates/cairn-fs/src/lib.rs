@@ -7,7 +7,8 @@
 //! `file:///…` and `hdfs://host:port/…` roots ([`resolve`]).
 //!
 //! **Owns:** path URIs, positional reads ([`RawSource`]), streaming writes with `hflush` /
-//! `hsync` ([`FsOutput`]), rename, delete, list, mkdirs, lease recovery.
+//! `hsync` ([`FsOutput`]), direct-I/O writes of store files on local disk, rename, delete,
+//! list, mkdirs, lease recovery.
 //!
 //! **Does not own:** any file format or checksum of cairn's own (cairn-hfile, cairn-wal
 //! verify what they read), caching (cairn-blockcache), or which files exist (cairn-region).
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+mod direct;
 #[cfg(feature = "hdfs")]
 mod hdfs;
 mod local;
@@ -92,6 +94,15 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
 
     /// Creates `path` (and its parent directories), replacing a file already there.
     fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>>;
+
+    /// Creates `path` like [`create`](Self::create), for a large file written once, front to
+    /// back, and read back through cairn's block cache rather than the operating system's
+    /// page cache: the store files flushes and compactions write (RocksDB's
+    /// `use_direct_io_for_flush_and_compaction`). Local disk writes it with direct I/O where
+    /// the filesystem allows; other filesystems create it as usual.
+    fn create_direct(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        self.create(path)
+    }
 
     /// Renames `from` to `to`, replacing a file at `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;

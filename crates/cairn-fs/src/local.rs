@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::direct::DirectOutput;
 use crate::{FileStatus, FileSystem, FsOutput, RawSource};
 
 /// A local file read with `pread`.
@@ -99,6 +100,19 @@ impl FileSystem for LocalFileSystem {
         Ok(Box::new(LocalOutput {
             out: io::BufWriter::with_capacity(1 << 20, file),
         }))
+    }
+
+    /// `O_DIRECT` where the filesystem supports it (see `direct.rs`), else [`create`].
+    ///
+    /// [`create`]: FileSystem::create
+    fn create_direct(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        match DirectOutput::create(path)? {
+            Some(out) => Ok(Box::new(out)),
+            None => self.create(path),
+        }
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

@@ -106,6 +106,7 @@ pub fn compact_family(
         region_dir,
         family,
         None,
+        true,
     )?;
     let mut report = StoreReport {
         family_dir: family_dir.to_path_buf(),

@@ -37,6 +37,12 @@ pub struct RegionConfig {
     pub throttle: Throttle,
     /// Where the region's files live (local disk unless the server's root says otherwise).
     pub fs: Arc<dyn FileSystem>,
+    /// `cairn.direct_io_for_flush_and_compaction` (true): flushes and compactions write
+    /// their files around the OS page cache where the filesystem allows (RocksDB's option of
+    /// that name). Reads go through the block cache either way; what a buffered write would
+    /// have left in the page cache is mostly a second copy of what the block cache holds, and
+    /// copying into fresh page-cache pages costs the flusher more CPU than the rest of a flush.
+    pub direct_io: bool,
 }
 
 impl Default for RegionConfig {
@@ -46,6 +52,7 @@ impl Default for RegionConfig {
             compaction: CompactionConfig::default(),
             throttle: Throttle::default(),
             fs: Arc::new(LocalFileSystem),
+            direct_io: true,
         }
     }
 }
@@ -121,7 +128,13 @@ impl Region {
         for f in &descriptor.families {
             stores.insert(
                 f.name.clone(),
-                Arc::new(Store::open(fs.clone(), dir, f.clone(), cache.clone())?),
+                Arc::new(Store::open(
+                    fs.clone(),
+                    dir,
+                    f.clone(),
+                    cache.clone(),
+                    config.direct_io,
+                )?),
             );
         }
         let max_seq = stores

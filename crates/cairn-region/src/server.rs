@@ -69,6 +69,9 @@ impl ServerConfig {
                 self.wal_fs = Some(fs);
                 self.wal_dir = Some(dir);
             }
+            "cairn.direct_io_for_flush_and_compaction" => {
+                self.region.direct_io = v.parse().map_err(|_| bad())?
+            }
             "hbase.hregion.memstore.block.multiplier" => {
                 self.region.block_multiplier = v.parse().map_err(|_| bad())?
             }

@@ -67,6 +67,8 @@ pub struct Store {
     state: RwLock<StoreState>,
     cache: Option<Arc<CombinedBlockCache>>,
     compaction_lock: Mutex<()>,
+    /// Write flushed and compacted files with direct I/O ([`FileSystem::create_direct`]).
+    direct_io: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -83,6 +85,7 @@ impl Store {
         region_dir: &Path,
         family: ColumnFamilyDescriptor,
         cache: Option<Arc<CombinedBlockCache>>,
+        direct_io: bool,
     ) -> Result<Store> {
         let name = String::from_utf8_lossy(&family.name).into_owned();
         let dir = region_dir.join(&name);
@@ -137,6 +140,7 @@ impl Store {
             }),
             cache,
             compaction_lock: Mutex::new(()),
+            direct_io,
         })
     }
 
@@ -440,7 +444,12 @@ impl Store {
         );
         let name = unique_file_name();
         let tmp = self.tmp_dir.join(&name);
-        let out = self.fs.create(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        let out = if self.direct_io {
+            self.fs.create_direct(&tmp)
+        } else {
+            self.fs.create(&tmp)
+        }
+        .map_err(|e| RegionError::io(&tmp, e))?;
         let mut w = HFileWriter::new(
             out,
             tmp.display().to_string(),

@@ -597,6 +597,10 @@ fn hbase_property_names_configure_the_server() {
     c.set_property("hbase.hstore.compaction.throughput.higher.bound", "1048576")
         .unwrap();
     c.set_property("some.unknown.key", "whatever").unwrap();
+    assert!(c.region.direct_io, "direct I/O for flushes is the default");
+    c.set_property("cairn.direct_io_for_flush_and_compaction", "false")
+        .unwrap();
+    assert!(!c.region.direct_io);
     assert_eq!(c.region.compaction.min_files, 5);
     assert_eq!(c.region.compaction.ratio, 2.5);
     assert_eq!(c.max_wal_segments, 7);
@@ -606,6 +610,83 @@ fn hbase_property_names_configure_the_server() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("hbase.regionserver.maxlogs"), "{e}");
+}
+
+/// Flushes and compactions write the same store files whether they go around the page cache
+/// (direct I/O, the default) or through it: every row reads back, from new readers and after
+/// a reopen, and the files are byte for byte the same size.
+#[test]
+fn flush_and_compaction_files_are_the_same_with_and_without_direct_io() {
+    let mut sizes = Vec::new();
+    for direct in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            let mut c = ServerConfig::new(dir.path());
+            c.background = false;
+            c.set_property(
+                "cairn.direct_io_for_flush_and_compaction",
+                &direct.to_string(),
+            )
+            .unwrap();
+            RegionServer::open(c).unwrap()
+        };
+        let s = open();
+        let mut f = ColumnFamilyDescriptor::new("f");
+        f.block_size = 4096;
+        let t = table(&s, "direct", vec![f], &[]);
+        // Three flushes of uneven sizes, so files end at every offset within a 4 KiB block.
+        for (flush, n) in [(0u32, 3000u32), (1, 17), (2, 1234)] {
+            for i in 0..n {
+                let row = format!("r{flush}-{i:05}");
+                s.put(
+                    &t,
+                    &Put::new(&row).add("f", "q", row.repeat(1 + i as usize % 7)),
+                )
+                .unwrap();
+            }
+            s.flush_table(&t).unwrap();
+        }
+        s.compact_table(&t, true).unwrap();
+        let check = |s: &RegionServer| {
+            for (flush, n) in [(0u32, 3000u32), (1, 17), (2, 1234)] {
+                for i in (0..n).step_by(7) {
+                    let row = format!("r{flush}-{i:05}");
+                    let got = s.get(&t, Get::new(&row)).unwrap();
+                    assert_eq!(
+                        values(&got),
+                        [row.repeat(1 + i as usize % 7)],
+                        "direct={direct}"
+                    );
+                }
+            }
+        };
+        check(&s);
+        drop(s);
+        let s = open();
+        check(&s);
+        let mut files: Vec<u64> = walk(dir.path())
+            .into_iter()
+            .filter(|p| p.parent().is_some_and(|d| d.ends_with("f")))
+            .map(|p| std::fs::metadata(p).unwrap().len())
+            .collect();
+        files.sort_unstable();
+        assert_eq!(files.len(), 1, "one file after the major compaction");
+        sizes.push(files);
+    }
+    assert_eq!(sizes[0], sizes[1]);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// `cache_blocks = false` (HBase's `setCacheBlocks(false)`): scans, gets and multi-gets read

@@ -150,10 +150,40 @@ impl Segment {
 
     /// Truncates the file to the `len` bytes written (a sealed segment holds no zero tail) and
     /// fdatasyncs it. The segment can no longer be written past `len`.
+    ///
+    /// The written pages are unmapped first. Writing back a page that is still mapped makes
+    /// the kernel write-protect it in the page table and flush that entry from every CPU the
+    /// process runs on, one inter-processor interrupt per page: for a 128 MiB segment that was
+    /// ~15% of all CPU of a one-writer put benchmark, and it stalled the writer on the other
+    /// core. Unmapped first, the whole range leaves the TLBs in one batched flush.
     pub(crate) fn seal(&mut self, len: u64) -> io::Result<()> {
         self.capacity = self.capacity.min(len);
+        self.unmap_pages();
         self.file.set_len(len)?;
         self.file.sync_data()
+    }
+
+    /// Drops the page table entries of the whole mapping, best effort. The bytes stay: the
+    /// file's pages (dirty or not) remain in the page cache, and a later access would fault
+    /// them back in from it.
+    fn unmap_pages(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: `MADV_DONTNEED` discards the contents of *private* mappings; this one is
+            // `MAP_SHARED` over a file (`map_raw` of a `File`, see `map_file`), for which it
+            // only zaps page table entries: the kernel moves each entry's dirty bit to the
+            // page-cache page, so no written byte is lost, and any later access re-faults the
+            // page from the page cache. No reference into the mapping outlives this call (the
+            // writer copies through `write_at`, which needs `&mut self`, and other holders only
+            // call madvise). The range is the whole mapping, so it is in bounds.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    0,
+                    self.map.len(),
+                )
+            };
+        }
     }
 }
 
@@ -242,6 +272,10 @@ mod tests {
         seg.seal(HEADER_LEN as u64 + 5).unwrap();
         assert_eq!(seg.capacity(), HEADER_LEN as u64 + 5);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), seg.capacity());
+        // Unmapping the pages before writing them back lost none of the mapped stores.
+        let sealed = std::fs::read(&path).unwrap();
+        assert_eq!(segment::decode_header(&sealed), Ok(5));
+        assert_eq!(&sealed[HEADER_LEN..], b"hello");
         // Prefaulting a range the truncation removed is harmless.
         populate(seg.map(), 20_000, 0, 20_000);
     }
