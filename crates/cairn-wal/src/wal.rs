@@ -930,8 +930,10 @@ impl Shared {
     /// it), makes a rolled-to segment's name durable, and keeps the active segment prefaulted
     /// ahead of the writer.
     fn run_background(&self) {
-        // (segment id, offset) the active segment is prefaulted to.
+        // (segment id, offset) the active segment is prefaulted to, and the same for the
+        // prepared segment once it has been prefaulted ahead of its turn.
         let mut prefaulted = (0u64, 0u64);
+        let mut prefaulted_next = (0u64, 0u64);
         loop {
             let (prepare, prefault) = {
                 let mut b = self.bg.lock();
@@ -974,6 +976,8 @@ impl Shared {
                 };
                 let from = if prefaulted.0 == id {
                     prefaulted.1.max(offset)
+                } else if prefaulted_next.0 == id {
+                    prefaulted_next.1.max(offset)
                 } else {
                     offset
                 };
@@ -981,6 +985,24 @@ impl Shared {
                 if to > from {
                     mapped::populate(&map, capacity, from, to - from);
                     prefaulted = (id, to);
+                }
+                // Once the active segment is half full, the whole next one, so the writer
+                // finds it ready: a segment's first touch of each page (allocating and
+                // zeroing it) is most of what writing it costs, and done here it stays off
+                // the writer's path even when this thread falls behind the writer. Not
+                // earlier, so a WAL that is opened and closed with little written (tests,
+                // tools) does not pay for a whole segment.
+                if offset >= capacity / 2 && prefaulted_next.0 <= id {
+                    let next = self
+                        .bg
+                        .lock()
+                        .prepared
+                        .as_ref()
+                        .map(|s| (s.id(), Arc::clone(s.map()), s.capacity()));
+                    if let Some((next_id, map, capacity)) = next {
+                        mapped::populate(&map, capacity, 0, capacity);
+                        prefaulted_next = (next_id, capacity);
+                    }
                 }
             }
         }
