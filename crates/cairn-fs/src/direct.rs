@@ -15,11 +15,17 @@
 //! with zeros and the file is truncated back to its true length; the next write rewrites that
 //! block from its start. Where the filesystem refuses `O_DIRECT` (tmpfs, some FUSE mounts),
 //! the file is written buffered instead.
+//!
+//! A direct write returns only when the device has the bytes, so a full buffer is handed to
+//! a short-lived thread to write while the caller fills the other one: the flush's CPU work
+//! and the device's write overlap, as they do with buffered writes and kernel write-back.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use crate::FsOutput;
 
@@ -28,19 +34,45 @@ pub(crate) const ALIGN: usize = 4096;
 /// Bytes gathered before a write: large enough that a store file is a few dozen writes.
 const BUFFER: usize = 1 << 20;
 
-/// A local file being written with direct I/O.
-pub(crate) struct DirectOutput {
-    file: File,
-    /// `BUFFER + ALIGN` bytes, of which `[start, start + BUFFER)` is the aligned buffer.
-    /// (Over-allocating and slicing keeps the alignment without an unsafe allocation.)
+/// A [`BUFFER`]-byte buffer aligned to [`ALIGN`]. Over-allocating a `Vec` and slicing it keeps
+/// the alignment without an unsafe allocation.
+struct AlignedBuf {
     storage: Vec<u8>,
     start: usize,
-    /// Bytes of the buffer in use; they belong at `offset..offset + pending` in the file.
+}
+
+impl AlignedBuf {
+    fn new() -> AlignedBuf {
+        let storage = vec![0u8; BUFFER + ALIGN];
+        let start = storage.as_ptr().align_offset(ALIGN);
+        debug_assert!(start < ALIGN);
+        AlignedBuf { storage, start }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.storage[self.start..self.start + BUFFER]
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.storage[self.start..self.start + BUFFER]
+    }
+}
+
+/// A full buffer being written by its own thread; it hands the buffer back for reuse.
+type InFlight = JoinHandle<(AlignedBuf, io::Result<()>)>;
+
+/// A local file being written with direct I/O.
+pub(crate) struct DirectOutput {
+    file: Arc<File>,
+    /// The buffer being filled. Its first `pending` bytes belong at `offset..` in the file.
+    buf: AlignedBuf,
     pending: usize,
-    /// File offset of the buffer's first byte: always a multiple of [`ALIGN`].
+    /// File offset of `buf`'s first byte: always a multiple of [`ALIGN`].
     offset: u64,
-    /// Still writing with `O_DIRECT` (false after a fallback to buffered writes).
-    direct: bool,
+    /// The previous buffer, while its write is in flight.
+    in_flight: Option<InFlight>,
+    /// The second buffer, when no write holds it.
+    spare: Option<AlignedBuf>,
 }
 
 impl DirectOutput {
@@ -59,59 +91,49 @@ impl DirectOutput {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let storage = vec![0u8; BUFFER + ALIGN];
-        let start = storage.as_ptr().align_offset(ALIGN);
-        debug_assert!(start < ALIGN);
         Ok(Some(DirectOutput {
-            file,
-            storage,
-            start,
+            file: Arc::new(file),
+            buf: AlignedBuf::new(),
             pending: 0,
             offset: 0,
-            direct: true,
+            in_flight: None,
+            spare: None,
         }))
     }
 
-    fn buffer(&mut self) -> &mut [u8] {
-        &mut self.storage[self.start..self.start + BUFFER]
+    /// Waits for the write in flight, if any, and reports its result.
+    fn settle(&mut self) -> io::Result<()> {
+        let Some(handle) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let (buf, result) = handle
+            .join()
+            .map_err(|_| io::Error::other("a direct-I/O write thread panicked"))?;
+        self.spare = Some(buf);
+        result
     }
 
-    /// Writes the first `len` bytes of the buffer (a multiple of [`ALIGN`]) at `offset`.
-    fn write_aligned(&mut self, len: usize) -> io::Result<()> {
-        debug_assert_eq!(len % ALIGN, 0);
-        let (start, offset) = (self.start, self.offset);
-        let result = self
-            .file
-            .write_all_at(&self.storage[start..start + len], offset);
-        match result {
-            // A device with a logical block larger than ALIGN, or a filesystem that accepted
-            // O_DIRECT at open but not for this write: go on buffered.
-            Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                self.stop_direct()?;
-                self.file
-                    .write_all_at(&self.storage[start..start + len], offset)
-            }
-            other => other,
-        }
-    }
-
-    fn stop_direct(&mut self) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        let fd = self.file.as_raw_fd();
-        // SAFETY: fcntl on a descriptor `self.file` keeps open for the whole call, with integer
-        // arguments only; F_GETFL/F_SETFL change no memory of this process.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        // SAFETY: as above.
-        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        self.direct = false;
-        Ok(())
-    }
-
-    /// Writes the full buffer and starts an empty one at the next offset.
+    /// Writes the full buffer from another thread and starts filling the other one.
     fn write_full(&mut self) -> io::Result<()> {
-        self.write_aligned(BUFFER)?;
+        self.settle()?;
+        let next = self.spare.take().unwrap_or_else(AlignedBuf::new);
+        let full = std::mem::replace(&mut self.buf, next);
+        let (file, offset) = (Arc::clone(&self.file), self.offset);
+        let handle = std::thread::Builder::new()
+            .name("cairn-direct-io".into())
+            .spawn(move || {
+                let result = write_aligned(&file, &full.bytes()[..BUFFER], offset);
+                (full, result)
+            });
+        match handle {
+            Ok(h) => self.in_flight = Some(h),
+            // No thread to be had: write it here.
+            Err(_) => {
+                let full = std::mem::replace(&mut self.buf, AlignedBuf::new());
+                write_aligned(&self.file, &full.bytes()[..BUFFER], offset)?;
+                self.spare = Some(full);
+            }
+        }
         self.offset += BUFFER as u64;
         self.pending = 0;
         Ok(())
@@ -120,32 +142,68 @@ impl DirectOutput {
     /// Puts every byte written so far into the file (a partial tail block padded, then cut
     /// off by truncation) and keeps that partial block in the buffer for the next write.
     fn write_tail(&mut self) -> io::Result<()> {
+        self.settle()?;
         let pending = self.pending;
         if pending == 0 {
             return Ok(());
         }
         let padded = pending.next_multiple_of(ALIGN);
-        self.buffer()[pending..padded].fill(0);
-        self.write_aligned(padded)?;
+        self.buf.bytes_mut()[pending..padded].fill(0);
+        write_aligned(&self.file, &self.buf.bytes()[..padded], self.offset)?;
         let end = self.offset + pending as u64;
         if padded != pending {
             self.file.set_len(end)?;
         }
         let whole = pending / ALIGN * ALIGN;
-        let start = self.start;
-        self.storage
-            .copy_within(start + whole..start + pending, start);
+        self.buf.bytes_mut().copy_within(whole..pending, 0);
         self.offset += whole as u64;
         self.pending = pending - whole;
         Ok(())
     }
 }
 
+/// Writes `bytes` (a multiple of [`ALIGN`] long, from an aligned address) at `offset`.
+fn write_aligned(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    debug_assert_eq!(bytes.len() % ALIGN, 0);
+    match file.write_all_at(bytes, offset) {
+        // A device with a logical block larger than ALIGN, or a filesystem that accepted
+        // O_DIRECT at open but not for this write: go on buffered.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            stop_direct(file)?;
+            file.write_all_at(bytes, offset)
+        }
+        other => other,
+    }
+}
+
+/// Clears `O_DIRECT` on the file's open description: later writes go through the page cache.
+fn stop_direct(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor `file` keeps open for the whole call, with integer
+    // arguments only; F_GETFL/F_SETFL change no memory of this process.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether the file is still written with `O_DIRECT` (tests).
+#[cfg(test)]
+fn is_direct(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: as in `stop_direct`.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    flags >= 0 && flags & libc::O_DIRECT != 0
+}
+
 impl Write for DirectOutput {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = buf.len().min(BUFFER - self.pending);
         let at = self.pending;
-        self.buffer()[at..at + n].copy_from_slice(&buf[..n]);
+        self.buf.bytes_mut()[at..at + n].copy_from_slice(&buf[..n]);
         self.pending += n;
         if self.pending == BUFFER {
             self.write_full()?;
@@ -173,6 +231,14 @@ impl FsOutput for DirectOutput {
 
     fn close(mut self: Box<Self>) -> io::Result<()> {
         self.write_tail()
+    }
+}
+
+impl Drop for DirectOutput {
+    /// An output dropped without `close` (an abandoned file) still waits for its write in
+    /// flight, so nothing writes to the file after its owner is gone.
+    fn drop(&mut self) {
+        let _ = self.settle();
     }
 }
 
@@ -254,14 +320,17 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let mut out = open(dir.path());
-        out.write_all(&vec![7u8; BUFFER + 10]).unwrap();
-        assert!(out.direct, "an aligned write fell back to buffered");
-        assert_eq!(out.offset, BUFFER as u64);
-        out.close().unwrap();
-        assert_eq!(
-            std::fs::metadata(dir.path().join("f")).unwrap().len(),
-            BUFFER as u64 + 10
+        out.write_all(&vec![7u8; 3 * BUFFER + 10]).unwrap();
+        out.settle().unwrap();
+        assert!(
+            is_direct(&out.file),
+            "an aligned write fell back to buffered"
         );
+        assert_eq!(out.offset, 3 * BUFFER as u64);
+        out.close().unwrap();
+        let got = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(got.len(), 3 * BUFFER + 10);
+        assert!(got.iter().all(|&b| b == 7));
     }
 
     #[test]
@@ -273,7 +342,8 @@ mod tests {
         let mut out = open(dir.path());
         out.write_all(b"before").unwrap();
         out.hflush().unwrap();
-        out.stop_direct().unwrap();
+        stop_direct(&out.file).unwrap();
+        assert!(!is_direct(&out.file));
         out.write_all(b" after").unwrap();
         out.close().unwrap();
         assert_eq!(
