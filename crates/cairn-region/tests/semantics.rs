@@ -614,7 +614,7 @@ fn hbase_property_names_configure_the_server() {
 
 /// Flushes and compactions write the same store files whether they go around the page cache
 /// (direct I/O, the default) or through it: every row reads back, from new readers and after
-/// a reopen, and the files are byte for byte the same size.
+/// a reopen, and the compacted files are the same size.
 #[test]
 fn flush_and_compaction_files_are_the_same_with_and_without_direct_io() {
     let mut sizes = Vec::new();
