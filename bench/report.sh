@@ -65,6 +65,8 @@ done
 echo "== building" >&2
 cargo build --release --locked -p cairn-cli >&2
 cairn=target/release/cairn
+# What was built, recorded now: crates/ may change while the rounds run.
+built="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates/ has uncommitted changes)')"
 engines=(cairn)
 rocksdb=bench/rocksdb-peer/target/release/rocksdb-peer
 if [ -n "${CAIRN_BENCH_SKIP_ROCKSDB:-}" ]; then
@@ -232,7 +234,7 @@ fi
         rounds="$rounds"; do echo "$kv"; done
     echo "engines=${engines[*]}"
     echo "machine=$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-    echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates/ has uncommitted changes)')"
+    echo "commit=$built"
 } >"$out/meta.txt"
 "$plot_python" "$py" report "$results" "$out/meta.txt" "$notes" "$out"
 echo "== written: $out/report.md and its plots" >&2
