@@ -1,7 +1,6 @@
 //! `cairn compact`: HBase's CompactionTool — offline compaction of a table, region or family
 //! directory, with a report of what it read, wrote and spent.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -26,9 +25,10 @@ pub struct CompactArgs {
     /// Print a JSON summary instead of the table.
     #[arg(long)]
     json: bool,
-    /// Table, region or family directories (HBase's layout).
+    /// Table, region or family directories (HBase's layout): local paths, `file:///…`, or
+    /// `hdfs://host:port/…` (HDFS needs a build with `--features hdfs`).
     #[arg(required = true)]
-    paths: Vec<PathBuf>,
+    paths: Vec<String>,
 }
 
 pub fn run(a: CompactArgs) -> Result<ExitCode> {
@@ -46,7 +46,7 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     }
     let mut stores = Vec::new();
     for p in &a.paths {
-        stores.extend(offline::family_dirs(p).with_context(|| format!("{}", p.display()))?);
+        stores.extend(offline::family_dirs(p).with_context(|| p.clone())?);
     }
     if stores.is_empty() {
         bail!("no family directories under {:?}", a.paths);
@@ -54,22 +54,17 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     cairn_checksum::accounting::enable(true);
     let cpu0 = cpu_times();
     let started = Instant::now();
-    let total: u64 = stores
-        .iter()
-        .flat_map(|(d, _)| std::fs::read_dir(d).into_iter().flatten().flatten())
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum();
+    let total: u64 = stores.iter().filter_map(|s| s.bytes().ok()).sum();
     let bar = crate::progress::bytes("compacting", total);
     let mut reports = Vec::new();
-    for (dir, family) in stores {
-        let r = offline::compact_family(&dir, family, major, a.once, &config, |o| {
+    for store in stores {
+        let dir = store.uri();
+        let r = offline::compact_family(&store, major, a.once, &config, |o| {
             bar.inc(o.bytes_in);
             bar.suspend(|| {
                 eprintln!(
                     "  {}: {} files ({}) -> {} file ({}), {} -> {} cells{}",
-                    dir.display(),
+                    dir,
                     o.files_in,
                     human(o.bytes_in),
                     o.files_out,
@@ -80,7 +75,7 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
                 )
             });
         })
-        .with_context(|| format!("compacting {}", dir.display()))?;
+        .with_context(|| format!("compacting {dir}"))?;
         reports.push(r);
     }
     bar.finish_and_clear();

@@ -1,9 +1,12 @@
 //! Offline compaction of store directories, HBase's `CompactionTool`: the path may be a
 //! table directory (has `.tabledesc`), a region directory (has `.regioninfo`) or a family
-//! directory (its parent has `.regioninfo`). Works on directories HBase wrote.
+//! directory (its parent has `.regioninfo`), on local disk or (with the `hdfs` feature) at an
+//! `hdfs://host:port/path` URI. Works on directories HBase wrote.
 
-use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_fs::FileSystem;
 
 use crate::compaction::{self, Candidate, CompactionConfig};
 use crate::descriptor::ColumnFamilyDescriptor;
@@ -20,44 +23,89 @@ pub struct StoreReport {
     pub compactions: Vec<CompactionOutcome>,
 }
 
-/// The family directories a path stands for, with their schema (from the table's
+/// A family directory to compact: where it is, and its schema.
+#[derive(Clone, Debug)]
+pub struct FamilyDir {
+    pub fs: Arc<dyn FileSystem>,
+    pub dir: PathBuf,
+    pub family: ColumnFamilyDescriptor,
+}
+
+impl FamilyDir {
+    /// The directory as a URI (`file:///…`, `hdfs://host:port/…`).
+    pub fn uri(&self) -> String {
+        format!("{}{}", self.fs.uri(), self.dir.display())
+    }
+
+    /// Bytes of the files directly in the directory (its store files).
+    pub fn bytes(&self) -> Result<u64> {
+        let listed = self
+            .fs
+            .list(&self.dir)
+            .map_err(|e| RegionError::io(&self.dir, e))?;
+        Ok(listed.iter().filter(|f| !f.is_dir).map(|f| f.len).sum())
+    }
+}
+
+/// The family directories a path or URI stands for, with their schema (from the table's
 /// `.tabledesc` when there is one, HBase's defaults otherwise).
-pub fn family_dirs(path: &Path) -> Result<Vec<(PathBuf, ColumnFamilyDescriptor)>> {
-    if !path.is_dir() {
+pub fn family_dirs(path: &str) -> Result<Vec<FamilyDir>> {
+    let (fs, path) =
+        cairn_fs::resolve(path).map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
+    let fs_ref: &dyn FileSystem = &*fs;
+    let path = path.as_path();
+    let status = |p: &Path| match fs_ref.status(p) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(RegionError::io(p, e)),
+    };
+    let is_dir = |p: &Path| Ok::<_, RegionError>(status(p)?.is_some_and(|s| s.is_dir));
+    let is_region = |p: &Path| {
+        Ok::<_, RegionError>(status(&p.join(REGION_INFO_FILE))?.is_some_and(|s| !s.is_dir))
+    };
+    let subdirs = |dir: &Path| -> Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = fs_ref
+            .list(dir)
+            .map_err(|e| RegionError::io(dir, e))?
+            .into_iter()
+            .filter(|e| e.is_dir)
+            .map(|e| e.path)
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    let families_of = |region: &Path| -> Result<Vec<PathBuf>> {
+        Ok(subdirs(region)?
+            .into_iter()
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default();
+                !name.starts_with('.') && name != "recovered.edits"
+            })
+            .collect())
+    };
+    if !is_dir(path)? {
         return Err(RegionError::InvalidArgument(format!(
             "{}: specified path is not a directory",
             path.display()
         )));
     }
-    let is_region = |p: &Path| p.join(REGION_INFO_FILE).is_file();
-    let families_of = |region: &Path| -> Result<Vec<PathBuf>> {
-        let mut v: Vec<PathBuf> = fs::read_dir(region)
-            .map_err(|e| RegionError::io(region, e))?
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .filter(|e| e.file_name() != "recovered.edits")
-            .map(|e| e.path())
-            .collect();
-        v.sort();
-        Ok(v)
-    };
-    let (table_dir, fams) = if path.join(TABLE_DESC_DIR).is_dir() {
+    let (table_dir, fams) = if is_dir(&path.join(TABLE_DESC_DIR))? {
         let mut fams = Vec::new();
-        let mut regions: Vec<PathBuf> = fs::read_dir(path)
-            .map_err(|e| RegionError::io(path, e))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| is_region(p))
-            .collect();
-        regions.sort();
-        for r in regions {
-            fams.extend(families_of(&r)?);
+        for r in subdirs(path)? {
+            if is_region(&r)? {
+                fams.extend(families_of(&r)?);
+            }
         }
         (Some(path.to_path_buf()), fams)
-    } else if is_region(path) {
+    } else if is_region(path)? {
         (path.parent().map(Path::to_path_buf), families_of(path)?)
-    } else if path.parent().is_some_and(is_region) {
+    } else if match path.parent() {
+        Some(p) => is_region(p)?,
+        None => false,
+    } {
         (
             path.parent().and_then(Path::parent).map(Path::to_path_buf),
             vec![path.to_path_buf()],
@@ -69,21 +117,25 @@ pub fn family_dirs(path: &Path) -> Result<Vec<(PathBuf, ColumnFamilyDescriptor)>
         )));
     };
     let desc = match &table_dir {
-        Some(t) => layout::read_table_descriptor(&cairn_fs::LocalFileSystem, t)?,
+        Some(t) => layout::read_table_descriptor(fs_ref, t)?,
         None => None,
     };
     Ok(fams
         .into_iter()
-        .map(|f| {
-            let name = f
+        .map(|dir| {
+            let name = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let cf = desc
+            let family = desc
                 .as_ref()
                 .and_then(|d| d.family(name.as_bytes()).cloned())
                 .unwrap_or_else(|| ColumnFamilyDescriptor::new(&name));
-            (f, cf)
+            FamilyDir {
+                fs: Arc::clone(&fs),
+                dir,
+                family,
+            }
         })
         .collect())
 }
@@ -91,20 +143,20 @@ pub fn family_dirs(path: &Path) -> Result<Vec<(PathBuf, ColumnFamilyDescriptor)>
 /// Compacts one family directory: a major compaction first if `major`, then minor ones while
 /// the policy finds work (just one step with `once`).
 pub fn compact_family(
-    family_dir: &Path,
-    family: ColumnFamilyDescriptor,
+    store_dir: &FamilyDir,
     major: bool,
     once: bool,
     config: &CompactionConfig,
     mut progress: impl FnMut(&CompactionOutcome),
 ) -> Result<StoreReport> {
+    let family_dir = &store_dir.dir;
     let region_dir = family_dir.parent().ok_or_else(|| {
         RegionError::InvalidArgument(format!("{}: has no parent", family_dir.display()))
     })?;
     let store = Store::open(
-        std::sync::Arc::new(cairn_fs::LocalFileSystem),
+        Arc::clone(&store_dir.fs),
         region_dir,
-        family,
+        store_dir.family.clone(),
         None,
         true,
     )?;
@@ -150,6 +202,6 @@ pub fn compact_family(
     }
     report.files_after = store.file_count();
     let tmp = region_dir.join(layout::TMP_DIR);
-    let _ = fs::remove_dir_all(&tmp);
+    let _ = store_dir.fs.delete(&tmp);
     Ok(report)
 }

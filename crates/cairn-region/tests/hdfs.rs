@@ -135,6 +135,68 @@ fn region_store_on_hdfs() {
     s.close().unwrap();
 }
 
+/// `cairn compact`'s offline compaction (HBase's CompactionTool) on a table directory given
+/// as an `hdfs://` URI: it finds the table's family directories there, compacts each to one
+/// file through HDFS, and a server reopened on the root reads every row.
+#[test]
+fn offline_compaction_of_an_hdfs_table() {
+    let Some(cluster) = MiniDfs::start(1).unwrap() else {
+        return;
+    };
+    let t = TableName::parse("offline").unwrap();
+    let s = RegionServer::open(config(cluster.url(), false)).unwrap();
+    s.create_table(
+        TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f")),
+        &[b"m".to_vec()],
+    )
+    .unwrap();
+    for round in 0..3u32 {
+        for i in 0..100u32 {
+            let row = format!("{}{i:03}", if i % 2 == 0 { "a" } else { "z" });
+            s.put(&t, &Put::new(&row).add("f", "q", format!("{row}-{round}")))
+                .unwrap();
+        }
+        s.flush_table(&t).unwrap();
+    }
+    s.close().unwrap();
+    let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
+    assert_eq!(
+        store_files(&fs, "offline").len(),
+        6,
+        "3 flushes x 2 regions"
+    );
+
+    let url = format!("{}/hbase/data/default/offline", cluster.url());
+    let stores = cairn_region::offline::family_dirs(&url).unwrap();
+    assert_eq!(stores.len(), 2, "one family directory per region");
+    for store in &stores {
+        assert!(store.uri().starts_with("hdfs://"), "{}", store.uri());
+        let report = cairn_region::offline::compact_family(
+            store,
+            true,
+            false,
+            &cairn_region::compaction::CompactionConfig::default(),
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!((report.files_before, report.files_after), (3, 1));
+    }
+    assert_eq!(store_files(&fs, "offline").len(), 2);
+
+    let s = RegionServer::open(config(cluster.url(), false)).unwrap();
+    let rows: Vec<_> = s
+        .scanner(&t, Scan::new())
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(rows.len(), 100);
+    assert_eq!(
+        value(&s.get(&t, Get::new("z099")).unwrap()),
+        vec![b"z099-2".to_vec()]
+    );
+    s.close().unwrap();
+}
+
 #[test]
 fn a_damaged_replica_of_a_store_file_is_read_around() {
     let Some(mut cluster) = MiniDfs::start(3).unwrap() else {
