@@ -119,21 +119,15 @@ impl DirectOutput {
         let next = self.spare.take().unwrap_or_else(AlignedBuf::new);
         let full = std::mem::replace(&mut self.buf, next);
         let (file, offset) = (Arc::clone(&self.file), self.offset);
+        // A failed spawn drops the closure and the bytes in it, so it fails the write: the
+        // file is incomplete and its writer (a flush or compaction) abandons it.
         let handle = std::thread::Builder::new()
             .name("cairn-direct-io".into())
             .spawn(move || {
                 let result = write_aligned(&file, &full.bytes()[..BUFFER], offset);
                 (full, result)
-            });
-        match handle {
-            Ok(h) => self.in_flight = Some(h),
-            // No thread to be had: write it here.
-            Err(_) => {
-                let full = std::mem::replace(&mut self.buf, AlignedBuf::new());
-                write_aligned(&self.file, &full.bytes()[..BUFFER], offset)?;
-                self.spare = Some(full);
-            }
-        }
+            })?;
+        self.in_flight = Some(handle);
         self.offset += BUFFER as u64;
         self.pending = 0;
         Ok(())
