@@ -102,10 +102,7 @@ pub fn family_dirs(path: &str) -> Result<Vec<FamilyDir>> {
         (Some(path.to_path_buf()), fams)
     } else if is_region(path)? {
         (path.parent().map(Path::to_path_buf), families_of(path)?)
-    } else if match path.parent() {
-        Some(p) => is_region(p)?,
-        None => false,
-    } {
+    } else if path.parent().map(is_region).transpose()?.unwrap_or(false) {
         (
             path.parent().and_then(Path::parent).map(Path::to_path_buf),
             vec![path.to_path_buf()],
