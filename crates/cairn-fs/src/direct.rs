@@ -16,14 +16,19 @@
 //! block from its start. Where the filesystem refuses `O_DIRECT` (tmpfs, some FUSE mounts),
 //! the file is written buffered instead.
 //!
-//! A direct write returns only when the device has the bytes, so a full buffer is handed to
-//! a short-lived thread to write while the caller fills the other one: the flush's CPU work
-//! and the device's write overlap, as they do with buffered writes and kernel write-back.
+//! A direct write returns only when the device has the bytes, so full buffers are handed to
+//! the file's own write thread (started at the first full buffer, ended when the file is
+//! closed) while the caller fills the next one: the flush's CPU work and the device's writes
+//! overlap, as they do with buffered writes and kernel write-back. One thread per file, not
+//! per buffer: a flush that spawned a thread per 1 MiB spent more time waiting for thread
+//! starts (each maps a stack, which waits for the process's mmap lock behind page faults
+//! elsewhere) than for the device.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -33,6 +38,9 @@ use crate::FsOutput;
 pub(crate) const ALIGN: usize = 4096;
 /// Bytes gathered before a write: large enough that a store file is a few dozen writes.
 const BUFFER: usize = 1 << 20;
+/// Full buffers queued for the write thread before the caller waits: one being written and
+/// one ready, so a short stall of the device does not stall the caller at once.
+const IN_FLIGHT: usize = 2;
 
 /// A [`BUFFER`]-byte buffer aligned to [`ALIGN`]. Over-allocating a `Vec` and slicing it keeps
 /// the alignment without an unsafe allocation.
@@ -58,8 +66,49 @@ impl AlignedBuf {
     }
 }
 
-/// A full buffer being written by its own thread; it hands the buffer back for reuse.
-type InFlight = JoinHandle<(AlignedBuf, io::Result<()>)>;
+/// A full buffer for the write thread, and where it goes in the file.
+type Job = (AlignedBuf, u64);
+/// A written buffer handed back for reuse, with the write's result.
+type Done = (AlignedBuf, io::Result<()>);
+
+/// The file's write thread and its two queues.
+struct WriteThread {
+    jobs: Option<SyncSender<Job>>,
+    done: Receiver<Done>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl WriteThread {
+    fn spawn(file: Arc<File>) -> io::Result<WriteThread> {
+        let (jobs, job_rx) = mpsc::sync_channel::<Job>(IN_FLIGHT);
+        let (done_tx, done) = mpsc::sync_channel::<Done>(IN_FLIGHT + 1);
+        let handle = std::thread::Builder::new()
+            .name("cairn-direct-io".into())
+            .spawn(move || {
+                for (buf, offset) in job_rx {
+                    let result = write_aligned(&file, &buf.bytes()[..BUFFER], offset);
+                    if done_tx.send((buf, result)).is_err() {
+                        return;
+                    }
+                }
+            })?;
+        Ok(WriteThread {
+            jobs: Some(jobs),
+            done,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for WriteThread {
+    fn drop(&mut self) {
+        // Closing the job queue ends the thread once it has written what it holds.
+        self.jobs = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
 
 /// A local file being written with direct I/O.
 pub(crate) struct DirectOutput {
@@ -69,10 +118,12 @@ pub(crate) struct DirectOutput {
     pending: usize,
     /// File offset of `buf`'s first byte: always a multiple of [`ALIGN`].
     offset: u64,
-    /// The previous buffer, while its write is in flight.
-    in_flight: Option<InFlight>,
-    /// The second buffer, when no write holds it.
-    spare: Option<AlignedBuf>,
+    /// Started at the first full buffer, so small files never start one.
+    writer: Option<WriteThread>,
+    /// Buffers queued or being written.
+    in_flight: usize,
+    /// Buffers no write holds.
+    spare: Vec<AlignedBuf>,
 }
 
 impl DirectOutput {
@@ -96,38 +147,61 @@ impl DirectOutput {
             buf: AlignedBuf::new(),
             pending: 0,
             offset: 0,
-            in_flight: None,
-            spare: None,
+            writer: None,
+            in_flight: 0,
+            spare: Vec::new(),
         }))
     }
 
-    /// Waits for the write in flight, if any, and reports its result.
-    fn settle(&mut self) -> io::Result<()> {
-        let Some(handle) = self.in_flight.take() else {
+    /// Waits for one queued write and reports its result.
+    fn settle_one(&mut self) -> io::Result<()> {
+        let Some(w) = &self.writer else {
+            self.in_flight = 0;
             return Ok(());
         };
-        let (buf, result) = handle
-            .join()
-            .map_err(|_| io::Error::other("a direct-I/O write thread panicked"))?;
-        self.spare = Some(buf);
-        result
+        match w.done.recv() {
+            Ok((buf, result)) => {
+                self.in_flight -= 1;
+                self.spare.push(buf);
+                result
+            }
+            // The thread only ends early by panicking; nothing more will come back.
+            Err(_) => {
+                self.in_flight = 0;
+                Err(io::Error::other("the direct-I/O write thread stopped"))
+            }
+        }
     }
 
-    /// Writes the full buffer from another thread and starts filling the other one.
+    /// Waits for every queued write; the first failure is reported after all are back.
+    fn settle(&mut self) -> io::Result<()> {
+        let mut first = Ok(());
+        while self.in_flight > 0 {
+            let r = self.settle_one();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Queues the full buffer for the write thread and starts filling another one.
     fn write_full(&mut self) -> io::Result<()> {
-        self.settle()?;
-        let next = self.spare.take().unwrap_or_else(AlignedBuf::new);
+        if self.in_flight >= IN_FLIGHT {
+            self.settle_one()?;
+        }
+        if self.writer.is_none() {
+            self.writer = Some(WriteThread::spawn(Arc::clone(&self.file))?);
+        }
+        let next = self.spare.pop().unwrap_or_else(AlignedBuf::new);
         let full = std::mem::replace(&mut self.buf, next);
-        let (file, offset) = (Arc::clone(&self.file), self.offset);
-        // A failed spawn drops the closure and the bytes in it, so it fails the write: the
-        // file is incomplete and its writer (a flush or compaction) abandons it.
-        let handle = std::thread::Builder::new()
-            .name("cairn-direct-io".into())
-            .spawn(move || {
-                let result = write_aligned(&file, &full.bytes()[..BUFFER], offset);
-                (full, result)
-            })?;
-        self.in_flight = Some(handle);
+        let jobs = self.writer.as_ref().and_then(|w| w.jobs.as_ref());
+        // A failed send drops the buffer and the bytes in it, so it fails the write: the file
+        // is incomplete and its writer (a flush or compaction) abandons it.
+        jobs.expect("the job queue is open until drop")
+            .send((full, self.offset))
+            .map_err(|_| io::Error::other("the direct-I/O write thread stopped"))?;
+        self.in_flight += 1;
         self.offset += BUFFER as u64;
         self.pending = 0;
         Ok(())
@@ -229,10 +303,11 @@ impl FsOutput for DirectOutput {
 }
 
 impl Drop for DirectOutput {
-    /// An output dropped without `close` (an abandoned file) still waits for its write in
+    /// An output dropped without `close` (an abandoned file) still waits for its writes in
     /// flight, so nothing writes to the file after its owner is gone.
     fn drop(&mut self) {
         let _ = self.settle();
+        self.writer = None;
     }
 }
 
@@ -325,6 +400,23 @@ mod tests {
         let got = std::fs::read(dir.path().join("f")).unwrap();
         assert_eq!(got.len(), 3 * BUFFER + 10);
         assert!(got.iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn a_dropped_output_has_finished_its_queued_writes() {
+        if !supported() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = open(dir.path());
+        out.write_all(&vec![3u8; (IN_FLIGHT + 2) * BUFFER + 100])
+            .unwrap();
+        drop(out);
+        // Every full buffer reached the file before drop returned; the partial tail, never
+        // flushed, did not.
+        let got = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(got.len(), (IN_FLIGHT + 2) * BUFFER);
+        assert!(got.iter().all(|&b| b == 3));
     }
 
     #[test]
