@@ -9,7 +9,9 @@
 //!   bytes), each framed with a correct length and CRC32C, so the fuzzer reaches the edit
 //!   decoder behind the checksum; replay must return exactly the payloads that decode, in order;
 //! - bit 2 set: a second, valid and empty-of-records segment follows, so replay must go on
-//!   after a damaged one.
+//!   after a damaged one;
+//! - bit 3 set (with bit 0): the header is a recycled segment's, and the frames of bit 1 carry
+//!   its masked checksums.
 #![no_main]
 
 use std::fs;
@@ -28,7 +30,7 @@ fn dir() -> &'static PathBuf {
     })
 }
 
-fn frame(payload: &[u8], out: &mut Vec<u8>) {
+fn frame(payload: &[u8], mask: u32, out: &mut Vec<u8>) {
     let len = (payload.len() as u32).to_be_bytes();
     let mut crc = DataChecksum::new(ChecksumType::Crc32C, 512)
         .expect("crc32c")
@@ -36,7 +38,7 @@ fn frame(payload: &[u8], out: &mut Vec<u8>) {
     crc.update(&len);
     crc.update(payload);
     out.extend_from_slice(&len);
-    out.extend_from_slice(&crc.value().to_be_bytes());
+    out.extend_from_slice(&(crc.value() ^ mask).to_be_bytes());
     out.extend_from_slice(payload);
 }
 
@@ -53,7 +55,14 @@ fuzz_target!(|input: &[u8]| {
     if mode & 1 == 0 {
         file.extend_from_slice(rest);
     } else {
-        file.extend_from_slice(&segment::encode_header(1));
+        let recycled = mode & 8 != 0;
+        let mask = if recycled {
+            file.extend_from_slice(&segment::encode_recycled_header(1));
+            segment::record_crc_mask(1)
+        } else {
+            file.extend_from_slice(&segment::encode_header(1));
+            0
+        };
         if mode & 2 == 0 {
             file.extend_from_slice(rest);
         } else {
@@ -62,7 +71,7 @@ fuzz_target!(|input: &[u8]| {
             let mut r = rest;
             while let Some((&n, tail)) = r.split_first() {
                 let (payload, tail) = tail.split_at((n as usize).min(tail.len()));
-                frame(payload, &mut file);
+                frame(payload, mask, &mut file);
                 if decoding {
                     match decode_payload(payload) {
                         // A payload shorter than the smallest valid one is a bad length.

@@ -72,6 +72,9 @@ impl ServerConfig {
             "cairn.direct_io_for_flush_and_compaction" => {
                 self.region.direct_io = v.parse().map_err(|_| bad())?
             }
+            "cairn.wal.recycled_segments" => {
+                self.wal.recycled_segments = v.parse().map_err(|_| bad())?
+            }
             "hbase.hregion.memstore.block.multiplier" => {
                 self.region.block_multiplier = v.parse().map_err(|_| bad())?
             }

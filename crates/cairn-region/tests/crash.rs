@@ -2,6 +2,7 @@
 //! compactions run underneath) and prints each acknowledged row; the parent kills it with
 //! SIGKILL at a random moment, reopens the directory, and checks that every acknowledged put
 //! is there. Repeated over one directory, so recovery also recovers from earlier crashes.
+//! WAL segments are small, so recovery also reads recycled segments.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -19,6 +20,9 @@ fn open(dir: &std::path::Path, background: bool) -> Arc<RegionServer> {
     c.background = background;
     c.region.compaction.min_files = 3;
     c.region.compaction.min_size = 1;
+    // Small WAL segments: rolls, and flushed segments' files recycled as new segments (whose
+    // old bytes a killed writer leaves past its last record), happen in every trial.
+    c.wal.roll_size = 64 * 1024;
     RegionServer::open(c).unwrap()
 }
 
@@ -60,6 +64,25 @@ fn crash_child() {
     }
 }
 
+/// WAL segments in `wal_dir` written into a recycled file.
+fn recycled_segments(wal_dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(wal_dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            cairn_wal::segment::parse_segment_file_name(e.file_name().to_str()?)?;
+            let mut header = [0u8; cairn_wal::segment::HEADER_LEN];
+            std::io::Read::read_exact(&mut std::fs::File::open(e.path()).ok()?, &mut header)
+                .ok()?;
+            cairn_wal::segment::decode_segment_header(&header)
+                .ok()
+                .filter(|h| h.recycled)
+        })
+        .count()
+}
+
 fn verify(s: &RegionServer, rows: &[&String], trial: usize) {
     let t = table();
     for chunk in rows.chunks(500) {
@@ -84,6 +107,7 @@ fn every_acknowledged_put_survives_sigkill() {
     let mut acked: Vec<String> = Vec::new();
     let mut seed = 0x9e3779b97f4a7c15u64;
     let trials = 50;
+    let mut recycled_reads = 0;
     for trial in 0..trials {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -109,6 +133,7 @@ fn every_acknowledged_put_survives_sigkill() {
         child.kill().unwrap();
         child.wait().unwrap();
         let new = reader.join().unwrap();
+        recycled_reads += recycled_segments(&dir.path().join("WALs"));
         let s = open(dir.path(), false);
         // This trial's acknowledged rows, and a sample of earlier trials' (all of them are
         // checked once more at the end).
@@ -126,6 +151,10 @@ fn every_acknowledged_put_survives_sigkill() {
         acked.len() > trials,
         "children acknowledged only {} puts",
         acked.len()
+    );
+    assert!(
+        recycled_reads > 0,
+        "no recovery read a recycled WAL segment: the test misses that path"
     );
     let s = open(dir.path(), false);
     verify(&s, &acked.iter().collect::<Vec<_>>(), trials);

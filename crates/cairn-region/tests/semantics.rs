@@ -601,6 +601,12 @@ fn hbase_property_names_configure_the_server() {
     c.set_property("cairn.direct_io_for_flush_and_compaction", "false")
         .unwrap();
     assert!(!c.region.direct_io);
+    assert_eq!(
+        c.wal.recycled_segments, 2,
+        "two WAL segment files kept by default"
+    );
+    c.set_property("cairn.wal.recycled_segments", "0").unwrap();
+    assert_eq!(c.wal.recycled_segments, 0);
     assert_eq!(c.region.compaction.min_files, 5);
     assert_eq!(c.region.compaction.ratio, 2.5);
     assert_eq!(c.max_wal_segments, 7);

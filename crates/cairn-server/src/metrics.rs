@@ -335,6 +335,12 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
     wal.add("syncTime", Kind::Counter, s.fsync_time.as_secs_f64() * 1e3);
     wal.add("rollRequestCount", Kind::Counter, l(s.rolls));
     wal.add("segmentsDeletedCount", Kind::Counter, l(s.segments_deleted));
+    wal.add(
+        "segmentsRecycledCount",
+        Kind::Counter,
+        l(s.segments_recycled),
+    );
+    wal.add("segmentsReusedCount", Kind::Counter, l(s.segments_reused));
     wal.add("segments", Kind::Gauge, l(rs.wal().segments().len() as u64));
     out.push(wal);
 

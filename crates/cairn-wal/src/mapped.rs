@@ -6,7 +6,7 @@
 //! This module holds the only `unsafe` of the crate: the copy into the mapping and the call to
 //! `posix_fallocate`. Everything else goes through memmap2's safe `MmapRaw` API.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,6 +18,11 @@ use crate::WalError;
 
 /// A new segment has this much of its start prefaulted before it becomes active.
 pub(crate) const PREFAULT_FIRST: u64 = 4 << 20;
+
+/// The name a fully flushed segment's file has while it waits to be recycled.
+pub(crate) fn free_path(dir: &Path, old_id: u64) -> PathBuf {
+    dir.join(format!("{}.free", segment::segment_file_name(old_id)))
+}
 
 /// The temporary name a segment has until it becomes the active one.
 pub(crate) fn tmp_path(dir: &Path, id: u64) -> PathBuf {
@@ -47,6 +52,8 @@ pub(crate) struct Segment {
     map: Arc<MmapRaw>,
     /// Bytes of the mapping that may be written: the file is at least this long.
     capacity: u64,
+    /// For a recycled segment, what its record checksums are XORed with; 0 otherwise.
+    crc_mask: u32,
 }
 
 impl Segment {
@@ -69,12 +76,53 @@ impl Segment {
         preallocate(&file, capacity).map_err(io_err("preallocate", &tmp, 0))?;
         file.sync_all().map_err(io_err("fsync", &tmp, 0))?;
         let seg =
-            Segment::map_file(id, Arc::new(file), capacity).map_err(io_err("map", &tmp, 0))?;
+            Segment::map_file(id, Arc::new(file), capacity, 0).map_err(io_err("map", &tmp, 0))?;
         seg.populate(0, PREFAULT_FIRST);
         Ok(seg)
     }
 
-    fn map_file(id: u64, file: Arc<File>, capacity: u64) -> io::Result<Segment> {
+    /// [`Segment::prepare`] in the file of a fully flushed older segment, waiting at `free`
+    /// ([`free_path`]): its pages are likely still in the page cache, so writing them needs no
+    /// fresh memory. The file is renamed to the temporary name and that rename made durable
+    /// before anything in it changes, so no crash leaves new bytes under the old segment's
+    /// name. The header is rewritten as a recycled one; the old records stay behind it.
+    pub(crate) fn prepare_recycled(
+        dir: &Path,
+        id: u64,
+        capacity: u64,
+        free: &Path,
+    ) -> Result<Segment, WalError> {
+        let tmp = tmp_path(dir, id);
+        let capacity = capacity.max(HEADER_LEN as u64);
+        fs::rename(free, &tmp).map_err(io_err("rename for recycling", free, 0))?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io_err("fsync directory", dir, 0))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(io_err("open", &tmp, 0))?;
+        {
+            use std::os::unix::fs::FileExt;
+            file.write_all_at(&segment::encode_recycled_header(id), 0)
+                .map_err(io_err("write header of", &tmp, 0))?;
+        }
+        // A segment that grew for a huge record goes back to the usual size.
+        if file.metadata().map_err(io_err("stat", &tmp, 0))?.len() > capacity {
+            file.set_len(capacity)
+                .map_err(io_err("truncate", &tmp, capacity))?;
+        }
+        preallocate(&file, capacity).map_err(io_err("preallocate", &tmp, 0))?;
+        file.sync_all().map_err(io_err("fsync", &tmp, 0))?;
+        let mask = segment::record_crc_mask(id);
+        let seg = Segment::map_file(id, Arc::new(file), capacity, mask)
+            .map_err(io_err("map", &tmp, 0))?;
+        seg.populate(0, PREFAULT_FIRST);
+        Ok(seg)
+    }
+
+    fn map_file(id: u64, file: Arc<File>, capacity: u64, crc_mask: u32) -> io::Result<Segment> {
         let len = usize::try_from(capacity)
             .map_err(|_| io::Error::other("segment larger than the address space"))?;
         let map = MmapOptions::new().len(len).map_raw(&*file)?;
@@ -83,6 +131,7 @@ impl Segment {
             file,
             map: Arc::new(map),
             capacity,
+            crc_mask,
         })
     }
 
@@ -90,11 +139,30 @@ impl Segment {
     /// than a whole segment). What was written stays.
     pub(crate) fn grow(&self, capacity: u64) -> io::Result<Segment> {
         preallocate(&self.file, capacity)?;
-        Segment::map_file(self.id, Arc::clone(&self.file), capacity)
+        Segment::map_file(self.id, Arc::clone(&self.file), capacity, self.crc_mask)
     }
 
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Copies an encoded record (its checksum not yet masked) into the mapping at `offset`.
+    /// In a recycled segment the checksum is masked first, and the frame after the record is
+    /// zeroed before the record is written: whatever moment a crash stops this, replay finds
+    /// either the record whole or a torn record or a zero frame at `offset`, never an old
+    /// segment's bytes.
+    ///
+    /// # Panics
+    /// If the record does not fit inside the capacity (the caller checks first).
+    pub(crate) fn write_record(&mut self, offset: u64, record: &mut [u8]) {
+        if self.crc_mask != 0 {
+            segment::mask_record_crc(record, self.crc_mask);
+            let end = offset + record.len() as u64;
+            if end + segment::FRAME_LEN as u64 <= self.capacity {
+                self.write_at(end, &[0; segment::FRAME_LEN]);
+            }
+        }
+        self.write_at(offset, record);
     }
 
     pub(crate) fn capacity(&self) -> u64 {

@@ -8,15 +8,27 @@
 //!
 //! ```text
 //! segment  = header record* zero*       (zeros: the unwritten preallocated tail, if any)
-//! header   = "CAIRNWAL" | version u16 | flags u16 (0) | segment id u64 | crc32c u32   (24 bytes)
+//!          | header' record'* [zero frame, then anything]          (a recycled segment)
+//! header   = "CAIRNWAL" | version u16 (1) | flags u16 (0) | segment id u64 | crc32c u32
+//!            (24 bytes; crc32c covers the 20 bytes before it)
+//! header'  = "CAIRNWAL" | version u16 (2) | flags u16 (1: recycled) | segment id u64 | crc32c u32
 //! record   = length u32 | crc32c u32 | payload[length]
 //!            crc32c covers the 4 length bytes and then the payload, so a torn or garbage
 //!            length cannot pass as a record
+//! record'  = length u32 | crc32c ^ mask(segment id) u32 | payload[length]
 //! payload  = region (varint length + bytes) | sequence id varint | write time zigzag varint
 //!            | cell sequence ids mode u8 | cell count varint | cell*
 //! cell     = key (varint length + KeyValue key bytes) | value (varint length + bytes)
 //!            | tags (varint length + bytes) | [sequence id varint, mode 2 only]
 //! ```
+//!
+//! A recycled segment is the file of an older, fully flushed segment reused for a new id, so
+//! that the writer finds its pages already in the page cache instead of having the kernel
+//! allocate and zero fresh ones (RocksDB's `recycle_log_file_num`). Past its last record lie
+//! the old segment's bytes, so two rules keep them from passing as records: each record's
+//! checksum is XORed with a mask derived from the segment id (an old record fails the check
+//! under the new id), and the writer zeroes the frame after each record before writing the
+//! record, so a zero frame ends a recycled segment's records whatever follows it.
 //!
 //! Fixed-width integers are big-endian, as in HFiles; varints are LEB128. Like HBase's WALKey,
 //! an edit carries one sequence id for all its cells; the mode byte records whether the cells
@@ -36,8 +48,13 @@ use crate::{DropReason, Dropped, WalEdit, WalError};
 
 /// First bytes of every segment.
 pub const MAGIC: [u8; 8] = *b"CAIRNWAL";
-/// The format version this crate writes and reads.
+/// The format version of a segment created for its id (and the oldest this crate reads).
 pub const VERSION: u16 = 1;
+/// The format version of a recycled segment: version 1 plus the `RECYCLED` flag, masked record
+/// checksums and the zero-frame end.
+pub const VERSION_RECYCLED: u16 = 2;
+/// Header flag of a recycled segment (version 2 only).
+pub const FLAG_RECYCLED: u16 = 1;
 /// Bytes of the segment header.
 pub const HEADER_LEN: usize = 24;
 /// Bytes of a record's frame (length and checksum) before its payload.
@@ -84,18 +101,41 @@ pub(crate) fn crc32c() -> &'static DataChecksum {
 
 /// The header of segment `id`.
 pub fn encode_header(id: u64) -> [u8; HEADER_LEN] {
+    header_bytes(id, VERSION, 0)
+}
+
+/// The header of segment `id` written into the file of an older segment.
+pub fn encode_recycled_header(id: u64) -> [u8; HEADER_LEN] {
+    header_bytes(id, VERSION_RECYCLED, FLAG_RECYCLED)
+}
+
+fn header_bytes(id: u64, version: u16, flags: u16) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(&MAGIC);
-    h[8..10].copy_from_slice(&VERSION.to_be_bytes());
-    // h[10..12]: flags, none defined.
+    h[8..10].copy_from_slice(&version.to_be_bytes());
+    h[10..12].copy_from_slice(&flags.to_be_bytes());
     h[12..20].copy_from_slice(&id.to_be_bytes());
     let crc = crc32c().checksum(&h[..20]);
     h[20..].copy_from_slice(&crc.to_be_bytes());
     h
 }
 
+/// What a valid segment header says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentHeader {
+    pub id: u64,
+    /// The file held an older segment: record checksums are masked ([`record_crc_mask`]) and
+    /// a zero frame ends the records.
+    pub recycled: bool,
+}
+
 /// The segment id in a header, or why the header is not valid.
 pub fn decode_header(h: &[u8]) -> Result<u64, String> {
+    decode_segment_header(h).map(|h| h.id)
+}
+
+/// The header's fields, or why the header is not valid.
+pub fn decode_segment_header(h: &[u8]) -> Result<SegmentHeader, String> {
     if h.len() < HEADER_LEN {
         return Err(format!(
             "{} bytes, shorter than the {HEADER_LEN}-byte header",
@@ -113,18 +153,45 @@ pub fn decode_header(h: &[u8]) -> Result<u64, String> {
         ));
     }
     let version = u16::from_be_bytes([h[8], h[9]]);
-    if version != VERSION {
-        return Err(format!(
-            "format version {version}; this build reads version {VERSION}"
-        ));
-    }
     let flags = u16::from_be_bytes([h[10], h[11]]);
-    if flags != 0 {
-        return Err(format!("unknown header flags {flags:#06x}"));
-    }
+    let recycled = match (version, flags) {
+        (VERSION, 0) => false,
+        (VERSION_RECYCLED, FLAG_RECYCLED) => true,
+        (VERSION | VERSION_RECYCLED, _) => {
+            return Err(format!(
+                "unknown header flags {flags:#06x} for format version {version}"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "format version {version}; this build reads versions {VERSION} and \
+                 {VERSION_RECYCLED}"
+            ))
+        }
+    };
     let mut id = [0u8; 8];
     id.copy_from_slice(&h[12..20]);
-    Ok(u64::from_be_bytes(id))
+    Ok(SegmentHeader {
+        id: u64::from_be_bytes(id),
+        recycled,
+    })
+}
+
+/// What a recycled segment XORs into each record's checksum: the CRC32C of its id (never 0,
+/// so that an unmasked record of an older segment cannot pass either).
+pub fn record_crc_mask(id: u64) -> u32 {
+    match crc32c().checksum(&id.to_be_bytes()) {
+        0 => 0x5A5A_5A5A,
+        m => m,
+    }
+}
+
+/// Masks (or unmasks) the checksum in the frame of an encoded record for a recycled segment.
+pub fn mask_record_crc(record: &mut [u8], mask: u32) {
+    if record.len() >= FRAME_LEN {
+        let crc = u32::from_be_bytes([record[4], record[5], record[6], record[7]]) ^ mask;
+        record[4..FRAME_LEN].copy_from_slice(&crc.to_be_bytes());
+    }
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -380,7 +447,8 @@ pub fn scan_segment_from(
     }
     let mut header = [0u8; HEADER_LEN];
     r.read_exact(&mut header).map_err(io("read header of", 0))?;
-    let id = decode_header(&header).map_err(bad_header)?;
+    let SegmentHeader { id, recycled } = decode_segment_header(&header).map_err(bad_header)?;
+    let mask = if recycled { record_crc_mask(id) } else { 0 };
     if let Some(expected) = expected_id {
         if id != expected {
             return Err(bad_header(format!(
@@ -407,8 +475,9 @@ pub fn scan_segment_from(
             let mut tail = [0u8; FRAME_LEN];
             let tail = &mut tail[..remaining as usize];
             r.read_exact(tail).map_err(io("read", offset))?;
-            if tail.iter().all(|&b| b == 0) {
-                // The unwritten end of a preallocated segment.
+            // The unwritten end of a preallocated segment; in a recycled one, whatever the
+            // old segment left where no zero frame fitted.
+            if recycled || tail.iter().all(|&b| b == 0) {
                 return Ok(scan);
             }
             break DropReason::TruncatedFrame {
@@ -422,8 +491,10 @@ pub fn scan_segment_from(
         if frame == [0; FRAME_LEN] {
             // Nothing but zeros to the end is the unwritten end of a preallocated segment (the
             // writer truncates it away when it seals the segment; a crash leaves it): the
-            // segment ends cleanly at `offset`. Zeros followed by anything else are damage.
-            if rest_is_zero(&mut r).map_err(io("read", offset))? {
+            // segment ends cleanly at `offset`. Zeros followed by anything else are damage,
+            // except in a recycled segment, where the writer zeroed this frame before it wrote
+            // the record in front of it, and the old segment's bytes follow.
+            if recycled || rest_is_zero(&mut r).map_err(io("read", offset))? {
                 return Ok(scan);
             }
             break DropReason::BadLength { length };
@@ -440,7 +511,7 @@ pub fn scan_segment_from(
         let mut crc = crc32c().running();
         crc.update(&frame[..4]);
         crc.update(&payload);
-        let computed = crc.value();
+        let computed = crc.value() ^ mask;
         if computed != stored {
             break DropReason::ChecksumMismatch { stored, computed };
         }
@@ -508,6 +579,88 @@ pub(crate) fn flushed_segments<'a>(
 mod tests {
     use super::*;
     use cairn_hfile::KeyValue;
+
+    /// In a recycled segment an old segment's record (unmasked, or masked for another id)
+    /// does not pass, and a zero frame ends the records whatever follows; in a new segment a
+    /// zero frame followed by anything but zeros is damage.
+    #[test]
+    fn recycled_segments_mask_records_and_end_at_a_zero_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = WalEdit {
+            region: b"r".to_vec(),
+            sequence_id: 9,
+            write_time_ms: 1,
+            cells: vec![KeyValue::put(b"row", b"f", b"q", 1, b"v")
+                .unwrap()
+                .with_sequence_id(9)],
+        };
+        let mut plain = Vec::new();
+        encode_record(&e, &mut plain).unwrap();
+        let scan = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            scan_segment(&p, None, |_, _| Ok(())).unwrap()
+        };
+        let mut masked = plain.clone();
+        mask_record_crc(&mut masked, record_crc_mask(7));
+        let mut other = plain.clone();
+        mask_record_crc(&mut other, record_crc_mask(6));
+        let garbage = [0u8; FRAME_LEN]
+            .iter()
+            .chain(&[0xAB; 40])
+            .copied()
+            .collect::<Vec<u8>>();
+
+        let seg = |header: [u8; HEADER_LEN], parts: &[&[u8]]| {
+            let mut v = header.to_vec();
+            for p in parts {
+                v.extend_from_slice(p);
+            }
+            v
+        };
+        let r = scan(
+            "good",
+            &seg(encode_recycled_header(7), &[&masked, &garbage]),
+        );
+        assert_eq!((r.records, r.dropped.as_ref()), (1, None));
+        assert_eq!(r.end, (HEADER_LEN + masked.len()) as u64);
+        for (name, old) in [("unmasked", &plain), ("other id", &other)] {
+            let r = scan(name, &seg(encode_recycled_header(7), &[&masked, old]));
+            assert_eq!(r.records, 1, "{name}");
+            assert!(
+                matches!(
+                    r.dropped.map(|d| d.reason),
+                    Some(DropReason::ChecksumMismatch { .. })
+                ),
+                "{name}"
+            );
+        }
+        // A few old bytes where no zero frame fitted end a recycled segment cleanly too.
+        let r = scan(
+            "short tail",
+            &seg(encode_recycled_header(7), &[&masked, &[1, 2, 3]]),
+        );
+        assert_eq!((r.records, r.dropped.as_ref()), (1, None));
+        // In a new segment the same bytes after a zero frame are damage.
+        let r = scan("new", &seg(encode_header(7), &[&plain, &garbage]));
+        assert_eq!(r.records, 1);
+        assert!(matches!(
+            r.dropped.map(|d| d.reason),
+            Some(DropReason::BadLength { length: 0 })
+        ));
+        assert_eq!(
+            decode_segment_header(&encode_recycled_header(7)),
+            Ok(SegmentHeader {
+                id: 7,
+                recycled: true
+            })
+        );
+        let mut h = encode_header(7);
+        h[10..12].copy_from_slice(&FLAG_RECYCLED.to_be_bytes());
+        let crc = crc32c().checksum(&h[..20]);
+        h[20..].copy_from_slice(&crc.to_be_bytes());
+        assert!(decode_header(&h).unwrap_err().contains("flags"));
+    }
 
     #[test]
     fn names_round_trip_and_reject_lookalikes() {

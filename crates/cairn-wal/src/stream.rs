@@ -329,6 +329,8 @@ impl StreamWal {
             fsync_time: Duration::from_nanos(c.fsync_nanos.load(Relaxed)),
             rolls: c.rolls.load(Relaxed),
             segments_deleted: c.segments_deleted.load(Relaxed),
+            segments_recycled: 0,
+            segments_reused: 0,
         }
     }
 

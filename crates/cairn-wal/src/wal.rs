@@ -98,8 +98,13 @@ pub struct WalStats {
     pub fsync_time: Duration,
     /// Segments rolled.
     pub rolls: u64,
-    /// Segments deleted by [`Wal::mark_flushed`].
+    /// Segments deleted by [`Wal::mark_flushed`] (recycled ones not counted).
     pub segments_deleted: u64,
+    /// Segments whose file was kept by [`Wal::mark_flushed`] for reuse
+    /// ([`WalOptions::recycled_segments`]).
+    pub segments_recycled: u64,
+    /// New segments made from a kept file.
+    pub segments_reused: u64,
 }
 
 #[derive(Default)]
@@ -111,6 +116,8 @@ struct Counters {
     fsync_nanos: AtomicU64,
     rolls: AtomicU64,
     segments_deleted: AtomicU64,
+    segments_recycled: AtomicU64,
+    segments_reused: AtomicU64,
 }
 
 struct Shared {
@@ -208,6 +215,8 @@ struct Closed {
     /// Per region, the sequence id up to which it has flushed (HBase's
     /// `SequenceIdAccounting`, reduced to what deciding deletions needs).
     flushed: HashMap<Vec<u8>, u64>,
+    /// Files of flushed segments waiting to be reused ([`mapped::free_path`]).
+    free: Vec<PathBuf>,
 }
 
 struct SyncState {
@@ -288,6 +297,26 @@ fn trim_zero_tail(path: &Path, end: u64) -> Result<(), WalError> {
         .map_err(io_err("truncate the zero-filled tail of", path, end))
 }
 
+/// Segment `id` prepared in the kept file `free` if given (a file that cannot be reused is
+/// deleted and a new one made instead); also says whether the file was reused.
+fn prepare_segment(
+    dir: &Path,
+    id: u64,
+    capacity: u64,
+    free: Option<PathBuf>,
+) -> Result<(Segment, bool), WalError> {
+    if let Some(free) = free {
+        match Segment::prepare_recycled(dir, id, capacity, &free) {
+            Ok(seg) => return Ok((seg, true)),
+            Err(_) => {
+                let _ = fs::remove_file(&free);
+                let _ = fs::remove_file(mapped::tmp_path(dir, id));
+            }
+        }
+    }
+    Ok((Segment::prepare(dir, id, capacity)?, false))
+}
+
 thread_local! {
     /// Each appender encodes its record here, outside the lock.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -314,12 +343,25 @@ impl MappedWal {
         fs::create_dir_all(dir).map_err(io_err("create directory", dir, 0))?;
         let dir_lock = lock_dir(dir)?;
         let mut ids = Vec::new();
+        let mut free = Vec::new();
         for entry in fs::read_dir(dir).map_err(io_err("list", dir, 0))? {
             let entry = entry.map_err(io_err("list", dir, 0))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             if let Some(id) = segment::parse_segment_file_name(name) {
                 ids.push(id);
+            } else if name
+                .strip_suffix(".free")
+                .and_then(segment::parse_segment_file_name)
+                .is_some()
+            {
+                // A flushed segment's file kept for reuse: it holds nothing to replay.
+                if free.len() < options.recycled_segments {
+                    free.push(entry.path());
+                } else {
+                    let p = entry.path();
+                    fs::remove_file(&p).map_err(io_err("remove", &p, 0))?;
+                }
             } else if name
                 .strip_suffix(".tmp")
                 .and_then(segment::parse_segment_file_name)
@@ -369,7 +411,7 @@ impl MappedWal {
                 })?,
         };
         let capacity = segment_capacity(options.roll_size);
-        let seg = Segment::prepare(dir, new_id, capacity)?;
+        let seg = prepare_segment(dir, new_id, capacity, free.pop())?.0;
         mapped::publish(dir, new_id)?;
         sync_dir(dir)?;
         let limit = options.roll_size.min(seg.capacity());
@@ -390,6 +432,7 @@ impl MappedWal {
             closed: Mutex::new(Closed {
                 segments: closed,
                 flushed: HashMap::new(),
+                free,
             }),
             sync: Mutex::new(SyncState {
                 synced_lsn: 0,
@@ -442,7 +485,7 @@ impl MappedWal {
             let mut record = scratch.borrow_mut();
             record.clear();
             let result = segment::encode_record(edit, &mut record)
-                .and_then(|_| self.shared.copy(&record, edit));
+                .and_then(|_| self.shared.copy(&mut record, edit));
             if record.capacity() > KEEP_BUFFER {
                 *record = Vec::new();
             }
@@ -500,12 +543,33 @@ impl MappedWal {
             c.segments.iter().map(|(&id, seg)| (id, &seg.regions)),
             |r| flushed.get(r).copied(),
         );
-        // Deleting needs no directory fsync: a deleted segment that reappears after a machine
-        // crash only replays edits the stores already hold, which replay skips by sequence id.
+        // Deleting (or renaming for reuse) needs no directory fsync: a segment that reappears
+        // after a machine crash only replays edits the stores already hold, which replay skips
+        // by sequence id. A recycled file is renamed again, durably, before it is rewritten.
         let mut removed = 0;
+        let mut recycled = 0;
         for id in deletable {
             let path = segment::segment_path(&self.shared.dir, id);
-            match fs::remove_file(&path) {
+            // Only a sealed segment's file may be reused: the sealer truncates the file of a
+            // queued one.
+            let keep = c.free.len() < self.shared.options.recycled_segments
+                && !self
+                    .shared
+                    .seal_queue
+                    .lock()
+                    .iter()
+                    .any(|j| j.seg.id() == id);
+            let free = mapped::free_path(&self.shared.dir, id);
+            let done = if keep {
+                fs::rename(&path, &free)
+            } else {
+                fs::remove_file(&path)
+            };
+            match done {
+                Ok(()) if keep => {
+                    c.free.push(free);
+                    recycled += 1;
+                }
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(io_err("delete segment", &path, 0)(e)),
@@ -516,7 +580,11 @@ impl MappedWal {
         self.shared
             .stats
             .segments_deleted
-            .fetch_add(removed as u64, Relaxed);
+            .fetch_add((removed - recycled) as u64, Relaxed);
+        self.shared
+            .stats
+            .segments_recycled
+            .fetch_add(recycled as u64, Relaxed);
         Ok(removed)
     }
 
@@ -574,6 +642,8 @@ impl MappedWal {
             fsync_time: Duration::from_nanos(c.fsync_nanos.load(Relaxed)),
             rolls: c.rolls.load(Relaxed),
             segments_deleted: c.segments_deleted.load(Relaxed),
+            segments_recycled: c.segments_recycled.load(Relaxed),
+            segments_reused: c.segments_reused.load(Relaxed),
         }
     }
 
@@ -675,7 +745,7 @@ impl Shared {
     }
 
     /// Copies one framed record into the active segment; returns the log position just past it.
-    fn copy(&self, record: &[u8], edit: &WalEdit) -> Result<u64, WalError> {
+    fn copy(&self, record: &mut [u8], edit: &WalEdit) -> Result<u64, WalError> {
         let len = record.len() as u64;
         let mut a = self.active.lock();
         self.check()?;
@@ -688,10 +758,10 @@ impl Shared {
         let offset = a.offset;
         if a.appends.is_multiple_of(TIME_SAMPLE) {
             let t = Instant::now();
-            a.seg.write_at(offset, record);
+            a.seg.write_record(offset, record);
             a.write_nanos += t.elapsed().as_nanos() as u64 * TIME_SAMPLE;
         } else {
-            a.seg.write_at(offset, record);
+            a.seg.write_record(offset, record);
         }
         a.offset += len;
         a.lsn += len;
@@ -738,6 +808,16 @@ impl Shared {
         }
         a.limit = a.limit.max(HEADER + len);
         Ok(())
+    }
+
+    /// A new segment `id` under its temporary name, in a kept file if there is one.
+    fn prepare(&self, id: u64) -> Result<Segment, WalError> {
+        let free = self.closed.lock().free.pop();
+        let (seg, reused) = prepare_segment(&self.dir, id, self.capacity, free)?;
+        if reused {
+            self.stats.segments_reused.fetch_add(1, Relaxed);
+        }
+        Ok(seg)
     }
 
     #[cold]
@@ -830,7 +910,7 @@ impl Shared {
             Some(seg) if seg.id() == id => Ok(seg),
             other => {
                 drop(other);
-                Segment::prepare(&self.dir, id, self.capacity)
+                self.prepare(id)
             }
         }
     }
@@ -962,7 +1042,7 @@ impl Shared {
                     self.durable_name.fetch_max(active, Release);
                 }
                 // A failure here is retried (and reported) by the roll that needs the segment.
-                let seg = Segment::prepare(&self.dir, id, self.capacity).ok();
+                let seg = self.prepare(id).ok();
                 let mut b = self.bg.lock();
                 b.preparing = false;
                 b.prepared = seg;

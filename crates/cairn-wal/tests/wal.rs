@@ -352,7 +352,11 @@ fn visitor_error_stops_the_open() {
 #[test]
 fn mark_flushed_deletes_only_segments_no_region_needs() {
     let dir = tempfile::tempdir().unwrap();
-    let (wal, _, _) = open(dir.path(), WalOptions::default()).unwrap();
+    let no_recycling = WalOptions {
+        recycled_segments: 0,
+        ..WalOptions::default()
+    };
+    let (wal, _, _) = open(dir.path(), no_recycling).unwrap();
     let put = |r: &str, seqs: std::ops::RangeInclusive<u64>| {
         for s in seqs {
             wal.append(&edit(r, s, 1), Durability::SyncWal).unwrap();
@@ -781,4 +785,145 @@ fn fsync_appends_are_group_committed_and_sync_covers_everything() {
     );
     assert!(stats.fsync_time > Duration::ZERO);
     wal.close().unwrap();
+}
+
+/// Copies every file of a WAL directory as it is now (the page cache's view, which is what a
+/// killed process leaves behind), except the lock file.
+fn snapshot_dir(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if e.file_type().unwrap().is_file() && !name.to_string_lossy().contains("lock") {
+            fs::copy(e.path(), to.join(name)).unwrap();
+        }
+    }
+}
+
+/// Flushed segments' files come back as new segments: the new segment holds the old one's
+/// bytes past its own records, and a crash there replays exactly the new records (no old
+/// record, no drop). A damaged record in a recycled segment is still dropped and reported.
+#[test]
+fn recycled_segments_replay_only_their_own_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), small_rolls(16 << 10)).unwrap();
+    // Segments 1-4 full of region A's old edits.
+    let mut seq = 0;
+    while wal.segments().len() < 5 {
+        seq += 1;
+        wal.append(&edit("A", seq, 3), Durability::SyncWal).unwrap();
+    }
+    let old_max = seq;
+    wal.sync(true).unwrap(); // seals every rolled-away segment
+    assert_eq!(wal.mark_flushed(b"A", old_max).unwrap(), 4);
+    let stats = wal.stats();
+    assert_eq!((stats.segments_recycled, stats.segments_deleted), (2, 2));
+    let free: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".free"))
+        .collect();
+    assert_eq!(free.len(), 2, "{free:?}");
+
+    // New edits of region B until a segment made from a kept file is active, then a few more
+    // so that it holds some records and the old segment's bytes after them.
+    let mut new_seqs = Vec::new();
+    while wal.stats().segments_reused == 0 || wal.segments().last().unwrap().size < 2048 {
+        seq += 1;
+        wal.append(&edit("B", seq, 1), Durability::SyncWal).unwrap();
+        new_seqs.push(seq);
+    }
+    let active = wal.segments().pop().unwrap();
+    let bytes = fs::read(&active.path).unwrap();
+    let header = segment::decode_segment_header(&bytes).unwrap();
+    assert!(header.recycled, "the active segment reuses a kept file");
+    assert_eq!(header.id, active.id);
+    let end = active.size as usize;
+    assert!(
+        bytes[end..end + FRAME_LEN].iter().all(|&b| b == 0),
+        "a zero frame follows the last record"
+    );
+    assert!(
+        bytes[end + FRAME_LEN..].iter().any(|&b| b != 0),
+        "the old segment's bytes are still there past it"
+    );
+
+    // A crash now: replay sees exactly the edits not flushed, in order, and no drop.
+    let crashed = tempfile::tempdir().unwrap();
+    snapshot_dir(dir.path(), crashed.path());
+    let (edits, report) = replay(crashed.path());
+    // (The edit that started segment 5 is in it: it was active, so it stayed.)
+    let seqs: Vec<u64> = edits.iter().map(|e| e.sequence_id).collect();
+    assert_eq!(seqs, [vec![old_max], new_seqs.clone()].concat());
+    assert!(report.dropped.is_empty(), "{:?}", report.dropped);
+
+    // Damage the last record of the recycled segment: it is dropped and reported, the records
+    // before it replay.
+    let damaged = tempfile::tempdir().unwrap();
+    snapshot_dir(dir.path(), damaged.path());
+    let path = damaged.path().join(active.path.file_name().unwrap());
+    let (offsets, _) = record_offsets(&path);
+    let last = *offsets.last().unwrap() as usize;
+    let mut b = fs::read(&path).unwrap();
+    b[last + FRAME_LEN + 2] ^= 0xFF;
+    fs::write(&path, &b).unwrap();
+    let (edits, report) = replay(damaged.path());
+    assert_eq!(edits.len(), new_seqs.len());
+    assert_eq!(report.dropped.len(), 1);
+    assert_eq!(report.dropped[0].offset, last as u64);
+    assert!(matches!(
+        report.dropped[0].reason,
+        DropReason::ChecksumMismatch { .. }
+    ));
+
+    // A clean close truncates the old bytes away.
+    wal.close().unwrap();
+    let (wal, edits, report) = open(dir.path(), small_rolls(16 << 10)).unwrap();
+    assert_eq!(edits.len(), new_seqs.len() + 1);
+    assert!(report.dropped.is_empty());
+    wal.close().unwrap();
+}
+
+#[test]
+fn kept_segment_files_are_reused_after_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wal, _, _) = open(dir.path(), small_rolls(16 << 10)).unwrap();
+    let mut seq = 0;
+    while wal.segments().len() < 4 {
+        seq += 1;
+        wal.append(&edit("A", seq, 3), Durability::SyncWal).unwrap();
+    }
+    wal.sync(true).unwrap();
+    assert_eq!(wal.mark_flushed(b"A", seq - 1).unwrap(), 3);
+    wal.close().unwrap();
+    let free = |dir: &Path| {
+        fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".free")
+            })
+            .count()
+    };
+    assert_eq!(free(dir.path()), 2);
+    let (wal, edits, report) = open(dir.path(), small_rolls(16 << 10)).unwrap();
+    assert_eq!(
+        edits.iter().map(|e| e.sequence_id).collect::<Vec<_>>(),
+        [seq]
+    );
+    assert!(report.dropped.is_empty());
+    let active = wal.segments().pop().unwrap();
+    let header = segment::decode_segment_header(&fs::read(&active.path).unwrap()).unwrap();
+    assert!(header.recycled, "the first new segment reuses a kept file");
+    wal.close().unwrap();
+    // With no files to keep, an open deletes the kept ones.
+    let no_recycling = WalOptions {
+        recycled_segments: 0,
+        ..small_rolls(16 << 10)
+    };
+    let (wal, _, _) = open(dir.path(), no_recycling).unwrap();
+    wal.close().unwrap();
+    assert_eq!(free(dir.path()), 0);
 }
