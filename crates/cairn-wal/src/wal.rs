@@ -58,7 +58,7 @@ pub(crate) struct MappedWal {
     closed: bool,
 }
 
-/// One segment of the WAL, as [`Wal::segments`] lists it.
+/// One segment of the WAL, as [`Wal::segments`](crate::Wal::segments) lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentInfo {
     /// The segment's id (its file name is `wal.<id as 20 digits>`).
@@ -74,7 +74,7 @@ pub struct SegmentInfo {
 }
 
 /// Counters for HBase-style WAL metrics (`appendCount`, `appendSize`, `syncTime`,
-/// `rollRequest`, ...), all since [`Wal::open`].
+/// `rollRequest`, ...), all since [`Wal::open`](crate::Wal::open).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WalStats {
     /// Edits appended (every durability but `SKIP_WAL`).
@@ -83,7 +83,7 @@ pub struct WalStats {
     pub skipped_appends: u64,
     /// Record bytes appended, frames included.
     pub appended_bytes: u64,
-    /// Group commits: flushes led for `FSYNC_WAL` appenders (or [`Wal::sync`]`(true)`), each
+    /// Group commits: flushes led for `FSYNC_WAL` appenders (or [`Wal::sync`](crate::Wal::sync)`(true)`), each
     /// covering every append copied before it. `SYNC_WAL` and `ASYNC_WAL` appends are single
     /// copies into the mapped segment and need no batch.
     pub batches: u64,
@@ -98,9 +98,9 @@ pub struct WalStats {
     pub fsync_time: Duration,
     /// Segments rolled.
     pub rolls: u64,
-    /// Segments deleted by [`Wal::mark_flushed`] (recycled ones not counted).
+    /// Segments deleted by [`Wal::mark_flushed`](crate::Wal::mark_flushed) (recycled ones not counted).
     pub segments_deleted: u64,
-    /// Segments whose file was kept by [`Wal::mark_flushed`] for reuse
+    /// Segments whose file was kept by [`Wal::mark_flushed`](crate::Wal::mark_flushed) for reuse
     /// ([`WalOptions::recycled_segments`]).
     pub segments_recycled: u64,
     /// New segments made from a kept file.
