@@ -98,6 +98,8 @@ struct Outcome {
     busy_retries: u64,
     wal_batches: u64,
     wal_fsyncs: u64,
+    /// WAL segments made from a recycled file.
+    wal_reused: u64,
     flushes: u64,
 }
 
@@ -193,6 +195,7 @@ fn run(case: Case, value_size: usize) -> Outcome {
         busy_retries,
         wal_batches: wal.batches,
         wal_fsyncs: wal.fsyncs,
+        wal_reused: wal.segments_reused,
         flushes,
     }
 }
@@ -248,7 +251,7 @@ fn main() {
             println!(
                 "puts-result engine=cairn durability={} threads={} rows={} value_size={value_size} \
                  wall_s={:.4} cpu_s={:.4} mean_us={:.2} p50_us={:.2} p90_us={:.2} p99_us={:.2} p999_us={:.2} \
-                 max_us={:.2} busy_retries={} wal_batches={} wal_fsyncs={} flushes={}",
+                 max_us={:.2} busy_retries={} wal_batches={} wal_fsyncs={} wal_reused={} flushes={}",
                 durability.name(),
                 threads,
                 rows,
@@ -263,6 +266,7 @@ fn main() {
                 o.busy_retries,
                 o.wal_batches,
                 o.wal_fsyncs,
+                o.wal_reused,
                 o.flushes,
             );
             outcomes.push(o);
