@@ -76,7 +76,10 @@ impl Segment {
         }
     }
 
-    pub fn add(&self, kv: Arc<KeyValue>) -> u64 {
+    /// Adds a cell and returns how much the segment grew. A cell equal to one already here
+    /// (same key and sequence id: the same column written twice in one batch) replaces it, as
+    /// in HBase's memstore, and only the difference in size counts.
+    pub fn add(&self, kv: Arc<KeyValue>) -> i64 {
         let size = cell_heap_size(&kv);
         let c = kv.as_cell();
         self.max_sequence_id
@@ -85,9 +88,20 @@ impl Segment {
             .fetch_min(c.timestamp(), AtomicOrdering::Relaxed);
         self.max_ts
             .fetch_max(c.timestamp(), AtomicOrdering::Relaxed);
-        self.cells.insert(MemCell(kv));
-        self.heap_size.fetch_add(size, AtomicOrdering::Relaxed);
-        size
+        let cell = MemCell(kv);
+        // Equal cells share a sequence id, so they come from one batch on one thread: no other
+        // writer can add or replace this one between the lookup and the insert.
+        let replaced = self.cells.get(&cell).map(|e| cell_heap_size(&e.value().0));
+        self.cells.insert(cell);
+        let grown = size as i64 - replaced.unwrap_or(0) as i64;
+        if grown >= 0 {
+            self.heap_size
+                .fetch_add(grown as u64, AtomicOrdering::Relaxed);
+        } else {
+            self.heap_size
+                .fetch_sub(grown.unsigned_abs(), AtomicOrdering::Relaxed);
+        }
+        grown
     }
 
     pub fn heap_size(&self) -> u64 {
@@ -260,6 +274,30 @@ mod tests {
                 .unwrap()
                 .with_sequence_id(seq),
         )
+    }
+
+    #[test]
+    fn an_equal_cell_replaces_the_first_and_counts_once() {
+        let s = Segment::new();
+        let first = kv("a", "q", 5, 3);
+        let one = cell_heap_size(&first) as i64;
+        assert_eq!(s.add(first), one);
+        let longer = Arc::new(
+            KeyValue::put(b"a", b"f", b"q", 5, b"a longer value")
+                .unwrap()
+                .with_sequence_id(3),
+        );
+        let grown = cell_heap_size(&longer) as i64 - one;
+        assert_eq!(s.add(longer), grown);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.heap_size() as i64, one + grown);
+        assert_eq!(
+            s.iter().next().unwrap().0.as_cell().value,
+            b"a longer value"
+        );
+        // Back to the short value: the segment shrinks.
+        assert_eq!(s.add(kv("a", "q", 5, 3)), -grown);
+        assert_eq!(s.heap_size() as i64, one);
     }
 
     #[test]

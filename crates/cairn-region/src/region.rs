@@ -201,6 +201,15 @@ impl Region {
             .collect()
     }
 
+    fn grow_memstore(&self, by: i64) {
+        if by >= 0 {
+            self.memstore_bytes.fetch_add(by as u64, Ordering::Relaxed);
+        } else {
+            self.memstore_bytes
+                .fetch_sub(by.unsigned_abs(), Ordering::Relaxed);
+        }
+    }
+
     pub fn needs_flush(&self) -> bool {
         self.memstore_size() > self.descriptor.memstore_flush_size
     }
@@ -323,11 +332,11 @@ impl Region {
                 return Err(e.into());
             }
         }
-        let mut added = 0;
+        let mut grown = 0;
         for (c, store) in edit.cells.drain(..).zip(stores) {
-            added += store.add(Arc::new(c));
+            grown += store.add(Arc::new(c));
         }
-        self.memstore_bytes.fetch_add(added, Ordering::Relaxed);
+        self.grow_memstore(grown);
         self.mvcc.complete_and_wait(seq);
         self.metrics
             .write_request_count
@@ -744,8 +753,8 @@ impl Region {
             if edit.sequence_id <= flushed.get(&fam).copied().unwrap_or(0) {
                 continue;
             }
-            let size = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
-            self.memstore_bytes.fetch_add(size, Ordering::Relaxed);
+            let grown = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
+            self.grow_memstore(grown);
             applied += 1;
         }
         self.mvcc.advance_to(edit.sequence_id);

@@ -152,7 +152,9 @@ impl Store {
         self.state.read().clone()
     }
 
-    pub fn add(&self, kv: Arc<KeyValue>) -> u64 {
+    /// Adds a cell to the active segment; returns how much the memstore grew (negative when
+    /// it replaced a larger equal cell).
+    pub fn add(&self, kv: Arc<KeyValue>) -> i64 {
         self.state.read().active.add(kv)
     }
 
