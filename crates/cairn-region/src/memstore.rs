@@ -88,12 +88,19 @@ impl Segment {
             .fetch_min(c.timestamp(), AtomicOrdering::Relaxed);
         self.max_ts
             .fetch_max(c.timestamp(), AtomicOrdering::Relaxed);
-        let cell = MemCell(kv);
-        // Equal cells share a sequence id, so they come from one batch on one thread: no other
-        // writer can add or replace this one between the lookup and the insert.
-        let replaced = self.cells.get(&cell).map(|e| cell_heap_size(&e.value().0));
-        self.cells.insert(cell);
-        let grown = size as i64 - replaced.unwrap_or(0) as i64;
+        // One skip-list search in the usual case (no equal cell). Equal cells share a sequence
+        // id, so they come from one batch on one thread: nothing else replaces the one found
+        // before this thread does.
+        let entry = self.cells.get_or_insert(MemCell(Arc::clone(&kv)));
+        let replaced = if Arc::ptr_eq(&entry.value().0, &kv) {
+            0
+        } else {
+            let old = cell_heap_size(&entry.value().0);
+            drop(entry);
+            self.cells.insert(MemCell(kv));
+            old
+        };
+        let grown = size as i64 - replaced as i64;
         if grown >= 0 {
             self.heap_size
                 .fetch_add(grown as u64, AtomicOrdering::Relaxed);
