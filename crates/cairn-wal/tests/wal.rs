@@ -799,6 +799,30 @@ fn snapshot_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Appends region `region`'s edits (3 cells each, sequence ids after `*seq`) until the WAL has
+/// `segments` segments, the last one active.
+fn fill_segments(wal: &Wal, region: &str, segments: usize, seq: &mut u64) {
+    while wal.segments().len() < segments {
+        *seq += 1;
+        wal.append(&edit(region, *seq, 3), Durability::SyncWal)
+            .unwrap();
+    }
+}
+
+/// Files of flushed segments kept in `dir` for reuse.
+fn kept_files(dir: &Path) -> usize {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".free")
+        })
+        .count()
+}
+
 /// Flushed segments' files come back as new segments: the new segment holds the old one's
 /// bytes past its own records, and a crash there replays exactly the new records (no old
 /// record, no drop). A damaged record in a recycled segment is still dropped and reported.
@@ -808,21 +832,13 @@ fn recycled_segments_replay_only_their_own_records() {
     let (wal, _, _) = open(dir.path(), small_rolls(16 << 10)).unwrap();
     // Segments 1-4 full of region A's old edits.
     let mut seq = 0;
-    while wal.segments().len() < 5 {
-        seq += 1;
-        wal.append(&edit("A", seq, 3), Durability::SyncWal).unwrap();
-    }
+    fill_segments(&wal, "A", 5, &mut seq);
     let old_max = seq;
     wal.sync(true).unwrap(); // seals every rolled-away segment
     assert_eq!(wal.mark_flushed(b"A", old_max).unwrap(), 4);
     let stats = wal.stats();
     assert_eq!((stats.segments_recycled, stats.segments_deleted), (2, 2));
-    let free: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".free"))
-        .collect();
-    assert_eq!(free.len(), 2, "{free:?}");
+    assert_eq!(kept_files(dir.path()), 2);
 
     // New edits of region B until a segment made from a kept file is active, then a few more
     // so that it holds some records and the old segment's bytes after them.
@@ -888,26 +904,11 @@ fn kept_segment_files_are_reused_after_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let (wal, _, _) = open(dir.path(), small_rolls(16 << 10)).unwrap();
     let mut seq = 0;
-    while wal.segments().len() < 4 {
-        seq += 1;
-        wal.append(&edit("A", seq, 3), Durability::SyncWal).unwrap();
-    }
+    fill_segments(&wal, "A", 4, &mut seq);
     wal.sync(true).unwrap();
     assert_eq!(wal.mark_flushed(b"A", seq - 1).unwrap(), 3);
     wal.close().unwrap();
-    let free = |dir: &Path| {
-        fs::read_dir(dir)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".free")
-            })
-            .count()
-    };
-    assert_eq!(free(dir.path()), 2);
+    assert_eq!(kept_files(dir.path()), 2);
     let (wal, edits, report) = open(dir.path(), small_rolls(16 << 10)).unwrap();
     assert_eq!(
         edits.iter().map(|e| e.sequence_id).collect::<Vec<_>>(),
@@ -925,5 +926,5 @@ fn kept_segment_files_are_reused_after_a_reopen() {
     };
     let (wal, _, _) = open(dir.path(), no_recycling).unwrap();
     wal.close().unwrap();
-    assert_eq!(free(dir.path()), 0);
+    assert_eq!(kept_files(dir.path()), 0);
 }
