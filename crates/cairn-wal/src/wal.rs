@@ -572,7 +572,14 @@ impl MappedWal {
                 }
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_err("delete segment", &path, 0)(e)),
+                Err(e) => {
+                    let op = if keep {
+                        "keep for reuse (rename) segment"
+                    } else {
+                        "delete segment"
+                    };
+                    return Err(io_err(op, &path, 0)(e));
+                }
             }
             c.segments.remove(&id);
             removed += 1;
