@@ -57,6 +57,15 @@ pub fn cell_heap_size(kv: &KeyValue) -> u64 {
     kv.as_cell().serialized_len() as u64 + OVERHEAD
 }
 
+/// Adds `by` (which may be negative) to a size counter.
+pub(crate) fn add_signed(counter: &AtomicU64, by: i64) {
+    if by >= 0 {
+        counter.fetch_add(by as u64, AtomicOrdering::Relaxed);
+    } else {
+        counter.fetch_sub(by.unsigned_abs(), AtomicOrdering::Relaxed);
+    }
+}
+
 /// One sorted run of cells.
 #[derive(Debug, Default)]
 pub struct Segment {
@@ -101,13 +110,7 @@ impl Segment {
             old
         };
         let grown = size as i64 - replaced as i64;
-        if grown >= 0 {
-            self.heap_size
-                .fetch_add(grown as u64, AtomicOrdering::Relaxed);
-        } else {
-            self.heap_size
-                .fetch_sub(grown.unsigned_abs(), AtomicOrdering::Relaxed);
-        }
+        add_signed(&self.heap_size, grown);
         grown
     }
 

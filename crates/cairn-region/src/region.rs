@@ -201,15 +201,6 @@ impl Region {
             .collect()
     }
 
-    fn grow_memstore(&self, by: i64) {
-        if by >= 0 {
-            self.memstore_bytes.fetch_add(by as u64, Ordering::Relaxed);
-        } else {
-            self.memstore_bytes
-                .fetch_sub(by.unsigned_abs(), Ordering::Relaxed);
-        }
-    }
-
     pub fn needs_flush(&self) -> bool {
         self.memstore_size() > self.descriptor.memstore_flush_size
     }
@@ -336,7 +327,7 @@ impl Region {
         for (c, store) in edit.cells.drain(..).zip(stores) {
             grown += store.add(Arc::new(c));
         }
-        self.grow_memstore(grown);
+        crate::memstore::add_signed(&self.memstore_bytes, grown);
         self.mvcc.complete_and_wait(seq);
         self.metrics
             .write_request_count
@@ -766,7 +757,7 @@ impl Region {
                 continue;
             }
             let grown = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
-            self.grow_memstore(grown);
+            crate::memstore::add_signed(&self.memstore_bytes, grown);
             applied += 1;
         }
         self.mvcc.advance_to(edit.sequence_id);
