@@ -788,13 +788,19 @@ fn fsync_appends_are_group_committed_and_sync_covers_everything() {
 }
 
 /// Copies every file of a WAL directory as it is now (the page cache's view, which is what a
-/// killed process leaves behind), except the lock file.
+/// killed process leaves behind), except the lock file. The WAL's background thread may rename
+/// a kept file to prepare the next segment meanwhile: a file gone between the listing and its
+/// copy is skipped, as a kill at that moment would leave it under its new name only.
 fn snapshot_dir(from: &Path, to: &Path) {
     for e in fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         let name = e.file_name();
         if e.file_type().unwrap().is_file() && !name.to_string_lossy().contains("lock") {
-            fs::copy(e.path(), to.join(name)).unwrap();
+            match fs::copy(e.path(), to.join(&name)) {
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => panic!("copy {name:?}: {err}"),
+            }
         }
     }
 }
