@@ -5,6 +5,7 @@
 //! writes never wait for the flush's I/O (HBase's `DefaultMemStore`).
 
 use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
@@ -194,34 +195,67 @@ impl CellScanner for SegmentCursor<'_> {
 }
 
 /// A scanner over a segment that sees only cells with sequence id ≤ its read point.
+///
+/// It owns its segment (an `Arc`), so it cannot hold a skip-list entry between calls; instead
+/// of searching the list again for every step it takes the next cells in chunks, each chunk
+/// one search plus link steps. Chunks are safe to take early: a cell this reader may see was
+/// in the list before its read point was published, so no later insert belongs in a chunk.
 pub struct SegmentScanner {
     segment: Arc<Segment>,
     current: Option<MemCell>,
+    /// Cells after `current`, in order, not yet checked against the read point.
+    ahead: VecDeque<MemCell>,
+    /// How many cells the next chunk takes: one at first, as a get reads a row or less and
+    /// every cell taken costs a reference-count update on its own cache line; doubling while
+    /// the reader keeps walking.
+    chunk: usize,
+    /// The last reseek found its target a few cells on.
+    walking: bool,
     read_point: u64,
 }
+
+const FIRST_CHUNK: usize = 1;
+const MAX_CHUNK: usize = 256;
 
 impl SegmentScanner {
     pub fn new(segment: Arc<Segment>, read_point: u64) -> SegmentScanner {
         SegmentScanner {
             segment,
             current: None,
+            ahead: VecDeque::new(),
+            chunk: FIRST_CHUNK,
+            walking: false,
             read_point,
         }
     }
 
-    fn settle(&mut self, mut from: Option<MemCell>) {
-        while let Some(c) = &from {
-            if c.0.as_cell().sequence_id <= self.read_point {
-                break;
-            }
-            let next = self
-                .segment
-                .cells
-                .lower_bound(Bound::Excluded(c))
-                .map(|e| e.value().clone());
-            from = next;
+    /// The cell after `c`: from the chunk, or a new chunk that starts after `c`. A chunk of
+    /// one needs no queue and no step to a further node, so gets cost what a search costs.
+    fn after(&mut self, c: &MemCell) -> Option<MemCell> {
+        if let Some(n) = self.ahead.pop_front() {
+            return Some(n);
         }
-        self.current = from;
+        let mut e = self.segment.cells.lower_bound(Bound::Excluded(c))?;
+        let first = e.value().clone();
+        for _ in 1..self.chunk {
+            let Some(n) = e.next() else { break };
+            self.ahead.push_back(n.value().clone());
+            e = n;
+        }
+        self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+        Some(first)
+    }
+
+    /// Makes `from` (or the first visible cell after it) current.
+    fn settle(&mut self, mut from: Option<MemCell>) {
+        while let Some(c) = from {
+            if c.0.as_cell().sequence_id <= self.read_point {
+                self.current = Some(c);
+                return;
+            }
+            from = self.after(&c);
+        }
+        self.current = None;
     }
 }
 
@@ -232,11 +266,7 @@ impl CellScanner for SegmentScanner {
 
     fn next(&mut self) -> Result<()> {
         if let Some(c) = self.current.take() {
-            let next = self
-                .segment
-                .cells
-                .lower_bound(Bound::Excluded(&c))
-                .map(|e| e.value().clone());
+            let next = self.after(&c);
             self.settle(next);
         }
         Ok(())
@@ -244,12 +274,51 @@ impl CellScanner for SegmentScanner {
 
     fn seek(&mut self, key: &[u8]) -> Result<()> {
         let probe = MemCell::probe(key)?;
+        // Cells taken and jumped over: this reader jumps (a multi-get, a filter's hint), so
+        // chunks start small again; a reader that used up its chunk keeps the chunk size.
+        if !self.ahead.is_empty() {
+            self.ahead.clear();
+            self.chunk = FIRST_CHUNK;
+        }
         let first = self
             .segment
             .cells
             .lower_bound(Bound::Included(&probe))
             .map(|e| e.value().clone());
         self.settle(first);
+        Ok(())
+    }
+
+    /// Steps forward while the target is among the next few cells (a scan's next column or
+    /// next row usually is). A reader whose last reseek landed that way is taken to walk, and
+    /// takes its next chunk when the one it has runs out; otherwise (a multi-get going from
+    /// row to row) the target is searched for and chunks start small again.
+    fn reseek(&mut self, key: &[u8]) -> Result<()> {
+        const MAX_STEPS: usize = 8;
+        let target = KeyRef::parse(key)?;
+        let behind = |s: &SegmentScanner| {
+            s.current
+                .as_ref()
+                .is_some_and(|c| compare_keys(&c.0.as_cell().key, &target) == Ordering::Less)
+        };
+        for _ in 0..MAX_STEPS {
+            if !behind(self) {
+                self.walking = true;
+                return Ok(());
+            }
+            match self.ahead.pop_front() {
+                Some(n) => self.settle(Some(n)),
+                None if self.walking => self.next()?,
+                None => break,
+            }
+        }
+        if behind(self) {
+            self.walking = false;
+            self.seek(key)?;
+            self.chunk = FIRST_CHUNK;
+        } else {
+            self.walking = true;
+        }
         Ok(())
     }
 
@@ -339,5 +408,62 @@ mod tests {
         );
         assert_eq!(s.time_range(), Some((5, 7)));
         assert_eq!(s.max_sequence_id(), 9);
+    }
+
+    proptest::proptest! {
+        /// Chunked stepping, reseeks and seeks land where a search of the visible cells
+        /// would, over segments longer than a chunk and with cells the reader must not see.
+        #[test]
+        fn scanner_walks_match_a_sorted_reference(
+            cells in proptest::collection::vec((0u16..400, 0u8..3, 1i64..4, 1u64..40), 1..700),
+            read_point in 1u64..40,
+            moves in proptest::collection::vec((0u8..3, 0u16..420, 0u8..3), 1..200),
+        ) {
+            let s = Arc::new(Segment::new());
+            for (r, q, ts, seq) in &cells {
+                s.add(kv(&format!("r{r:04}"), &format!("q{q}"), *ts, *seq));
+            }
+            let visible: Vec<MemCell> = s
+                .iter()
+                .filter(|c| c.0.as_cell().sequence_id <= read_point)
+                .collect();
+            let key_of = |c: &MemCell| c.0.key().as_bytes().to_vec();
+            let at_or_after = |k: &[u8]| {
+                let k = KeyRef::parse(k).unwrap();
+                visible
+                    .iter()
+                    .position(|c| compare_keys(&c.0.as_cell().key, &k) != Ordering::Less)
+                    .unwrap_or(visible.len())
+            };
+            let mut sc = SegmentScanner::new(s.clone(), read_point);
+            sc.seek(&first_on_row(b"").unwrap()).unwrap();
+            let mut at = 0usize;
+            for (op, r, q) in moves {
+                let target = KeyValue::put(
+                    format!("r{r:04}").as_bytes(), b"f", format!("q{q}").as_bytes(), 2, b"",
+                )
+                .unwrap();
+                let target = target.key().as_bytes().to_vec();
+                match op {
+                    0 => {
+                        if at < visible.len() {
+                            sc.next().unwrap();
+                            at += 1;
+                        }
+                    }
+                    1 => {
+                        sc.seek(&target).unwrap();
+                        at = at_or_after(&target);
+                    }
+                    _ => {
+                        // A reseek never moves backwards.
+                        sc.reseek(&target).unwrap();
+                        at = at.max(at_or_after(&target));
+                    }
+                }
+                let got = sc.peek().map(|c| c.key.as_bytes().to_vec());
+                proptest::prop_assert_eq!(got, visible.get(at).map(key_of));
+            }
+        }
     }
 }
