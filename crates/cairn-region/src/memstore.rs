@@ -309,12 +309,17 @@ impl CellScanner for SegmentScanner {
             self.ahead.clear();
             self.chunk = FIRST_CHUNK;
         }
-        let first = self
-            .segment
-            .cells
-            .lower_bound(Bound::Included(&probe))
-            .map(|e| e.value().clone());
-        self.settle(first);
+        let segment = Arc::clone(&self.segment);
+        let Some(e) = segment.cells.lower_bound(Bound::Included(&probe)) else {
+            self.current = None;
+            return Ok(());
+        };
+        // The cell after the one found, by a link step: a get reads its row's cells and then
+        // looks at the next one, which would otherwise cost a second search.
+        if let Some(n) = e.next() {
+            self.ahead.push_back(n.value().clone());
+        }
+        self.settle(Some(e.value().clone()));
         Ok(())
     }
 
