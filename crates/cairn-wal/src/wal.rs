@@ -675,10 +675,24 @@ impl MappedWal {
             let _ = background.join();
         }
         if let Some(prepared) = shared.bg.lock().prepared.take() {
-            let tmp = mapped::tmp_path(&shared.dir, prepared.id());
+            let id = prepared.id();
+            let tmp = mapped::tmp_path(&shared.dir, id);
             drop(prepared);
-            // Left behind, it would be removed by the next open.
-            let _ = fs::remove_file(tmp);
+            // It never held an edit: kept for reuse like a flushed segment's file while there
+            // is room (so a restart does not start with one kept file fewer), else removed.
+            // Left behind either way, the next open would remove it.
+            let mut c = shared.closed.lock();
+            let kept = c.free.len() < shared.options.recycled_segments && {
+                let free = mapped::free_path(&shared.dir, id);
+                let renamed = fs::rename(&tmp, &free).is_ok();
+                if renamed {
+                    c.free.push(free);
+                }
+                renamed
+            };
+            if !kept {
+                let _ = fs::remove_file(tmp);
+            }
         }
         shared.seal_pending()?;
         let mut a = shared.active.lock();

@@ -635,12 +635,14 @@ fn close_and_roll_truncate_segments_to_the_bytes_written() {
     assert_eq!(fs::metadata(&active.path).unwrap().len(), active.size);
     let (offsets, len) = record_offsets(&active.path);
     assert_eq!((offsets.len(), len), (10, active.size));
-    // No temporary (prepared) segment is left behind.
+    // No temporary (prepared) segment is left behind: the prepared one is kept for reuse.
     let names: Vec<String> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".free"))
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
+    assert!(kept_files(dir.path()) <= 1);
 }
 
 #[test]
@@ -924,7 +926,19 @@ fn kept_segment_files_are_reused_after_a_reopen() {
     let active = wal.segments().pop().unwrap();
     let header = segment::decode_segment_header(&fs::read(&active.path).unwrap()).unwrap();
     assert!(header.recycled, "the first new segment reuses a kept file");
+    // The reopened WAL took a kept file for its first segment; its background thread prepares
+    // the next one in the other. Closing keeps that unused prepared file instead of deleting it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while kept_files(dir.path()) > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(
+        kept_files(dir.path()),
+        0,
+        "the next segment was prepared in a kept file"
+    );
     wal.close().unwrap();
+    assert_eq!(kept_files(dir.path()), 1);
     // With no files to keep, an open deletes the kept ones.
     let no_recycling = WalOptions {
         recycled_segments: 0,
