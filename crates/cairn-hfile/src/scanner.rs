@@ -74,11 +74,24 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             }
         }
         let (c, _) = self.reader.parse_cell(block, self.pos).ok()?;
-        let base = data.as_ptr() as usize;
+        Self::remember(&self.parsed, block, self.pos, &c);
+        Some(c)
+    }
+
+    /// Keeps where `c` (the cell at `pos` of `block`) has its parts, so [`cell`](Self::cell)
+    /// rebuilds it without parsing it again: a seek or a step parses the cell it lands on
+    /// anyway (to find the next one), and the caller then asks for that same cell.
+    fn remember(
+        parsed: &std::cell::Cell<Option<ParsedCell>>,
+        block: &Block,
+        pos: usize,
+        c: &CellRef<'_>,
+    ) {
+        let base = block.data().as_ptr() as usize;
         let span = |s: &[u8]| ((s.as_ptr() as usize - base) as u32, s.len() as u32);
-        self.parsed.set(Some(ParsedCell {
+        parsed.set(Some(ParsedCell {
             block: block.offset(),
-            pos: self.pos,
+            pos,
             key: span(c.key.as_bytes()),
             value: span(c.value),
             tags: if c.tags.is_empty() {
@@ -88,7 +101,6 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             },
             sequence_id: c.sequence_id,
         }));
-        Some(c)
     }
 
     /// Positions at the first cell; false for an empty file.
@@ -122,9 +134,13 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             // The key sorts before every cell: the first cell is the answer.
             None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
-                if !self.load_block(offset, Some(size), BlockPurpose::Seek)? {
-                    return Ok(false);
-                }
+                let b = self.reader.read_block_for(
+                    offset,
+                    Some(size),
+                    &[BlockType::Data],
+                    BlockPurpose::Seek,
+                )?;
+                self.hold_for_seek(b)?;
                 self.seek_in_block(&search)
             }
         }
@@ -206,7 +222,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// Positions at the first cell ≥ `key` in `block` (the data block the index gives for
     /// `key`), or after it.
     pub(crate) fn seek_in(&mut self, block: Block, key: &KeyRef<'_>) -> Result<bool> {
-        self.set_block(block)?;
+        self.hold_for_seek(block)?;
         self.seek_in_block(key)
     }
 
@@ -247,6 +263,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         while pos < len {
             let (c, next) = self.reader.parse_cell(block, pos)?;
             if compare_keys(&c.key, search) != Ordering::Less {
+                Self::remember(&self.parsed, block, pos, &c);
                 self.pos = pos;
                 self.next_pos = next;
                 return Ok(true);
@@ -268,7 +285,9 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         };
         if self.next_pos < block.data().len() {
             self.pos = self.next_pos;
-            self.next_pos = self.reader.parse_cell(block, self.pos)?.1;
+            let (c, next) = self.reader.parse_cell(block, self.pos)?;
+            Self::remember(&self.parsed, block, self.pos, &c);
+            self.next_pos = next;
             return Ok(true);
         }
         // The next data block, skipping inline index and Bloom blocks.
@@ -325,9 +344,28 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
                 "empty data block",
             ));
         }
-        self.next_pos = self.reader.parse_cell(&b, 0)?.1;
+        let (c, next) = self.reader.parse_cell(&b, 0)?;
+        Self::remember(&self.parsed, &b, 0, &c);
+        self.next_pos = next;
         self.pos = 0;
         self.block = Some(b);
         Ok(true)
+    }
+
+    /// Holds `b` for a seek inside it, which finds and parses its own cell: parsing the
+    /// block's first cell here would touch memory the seek does not need.
+    fn hold_for_seek(&mut self, b: Block) -> Result<()> {
+        if b.data().is_empty() {
+            return Err(HFileError::block(
+                self.reader.path(),
+                Some(BlockType::Data),
+                b.offset(),
+                "empty data block",
+            ));
+        }
+        self.pos = 0;
+        self.next_pos = 0;
+        self.block = Some(b);
+        Ok(())
     }
 }
