@@ -134,12 +134,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             // The key sorts before every cell: the first cell is the answer.
             None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
-                let b = self.reader.read_block_for(
-                    offset,
-                    Some(size),
-                    &[BlockType::Data],
-                    BlockPurpose::Seek,
-                )?;
+                let b = self.data_block_for_seek(offset, Some(size))?;
                 self.hold_for_seek(b)?;
                 self.seek_in_block(&search)
             }
@@ -168,12 +163,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             self.block = None;
             return Ok(false);
         };
-        let b = self.reader.read_block_for(
-            offset,
-            Some(size),
-            &[BlockType::Data],
-            BlockPurpose::Seek,
-        )?;
+        let b = self.data_block_for_seek(offset, Some(size))?;
         let prev = b.header().prev_block_offset;
         if self.last_before_in(b, &search)? {
             return Ok(true);
@@ -184,12 +174,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             self.block = None;
             return Ok(false);
         }
-        let b = self.reader.read_block_for(
-            prev as u64,
-            None,
-            &[BlockType::Data],
-            BlockPurpose::Seek,
-        )?;
+        let b = self.data_block_for_seek(prev as u64, None)?;
         if self.last_before_in(b, &search)? {
             return Ok(true);
         }
@@ -350,6 +335,11 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         self.pos = 0;
         self.block = Some(b);
         Ok(true)
+    }
+
+    fn data_block_for_seek(&self, offset: u64, size: Option<u64>) -> Result<Block> {
+        self.reader
+            .read_block_for(offset, size, &[BlockType::Data], BlockPurpose::Seek)
     }
 
     /// Holds `b` for a seek inside it, which finds and parses its own cell: parsing the

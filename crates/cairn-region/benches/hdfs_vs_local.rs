@@ -13,6 +13,9 @@
 //! `CAIRN_BENCH_VALUE_SIZE` (1024), `CAIRN_BENCH_GETS` (20,000), `CAIRN_BENCH_PUTS` (2,000),
 //! `CAIRN_BENCH_QUICK=1` for a smoke run.
 
+mod common;
+use common::cpu_seconds;
+
 use std::time::Instant;
 
 use cairn_fs::minidfs::MiniDfs;
@@ -21,22 +24,11 @@ use cairn_region::{
     TableName,
 };
 
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(r.ru_utime) + t(r.ru_stime)
-}
-
 fn env_u64(name: &str, default: u64, quick: u64) -> u64 {
     if std::env::var_os("CAIRN_BENCH_QUICK").is_some() {
         return quick;
     }
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    common::env_u64(name, default)
 }
 
 fn row(i: u64) -> String {

@@ -5,27 +5,15 @@
 //! `cargo bench -p cairn-region --bench memstore_reads`. Environment: `CAIRN_BENCH_ROWS`
 //! (200,000), `CAIRN_BENCH_VALUE_SIZE` (1024), `CAIRN_BENCH_ROUNDS` (3).
 
+mod common;
+use common::{cpu_seconds, env_u64};
+
 use std::time::Instant;
 
 use cairn_region::{
     ColumnFamilyDescriptor, Durability, Get, Put, RegionServer, Scan, ServerConfig,
     TableDescriptor, TableName,
 };
-
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(r.ru_utime) + t(r.ru_stime)
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn row(i: u64) -> String {
     format!("user{i:010}")

@@ -31,6 +31,9 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod common;
+use common::{cpu_seconds, env_u64};
+
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -46,21 +49,6 @@ const ROW_LENGTH: usize = 26;
 const FAMILY: &[u8] = b"info0";
 /// PE's `COLUMN_ZERO`.
 const QUALIFIER: &[u8] = b"0";
-
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.
-    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(r.ru_utime) + t(r.ru_stime)
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
 
 /// PE's `format(long)`: the number, zero-padded to `ROW_LENGTH` digits.
 fn pe_row(i: u64, row: &mut [u8; ROW_LENGTH]) {
