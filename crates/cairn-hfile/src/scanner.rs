@@ -320,20 +320,13 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         self.set_block(b)
     }
 
+    /// Holds `b` positioned at its first cell.
     fn set_block(&mut self, b: Block) -> Result<bool> {
-        if b.data().is_empty() {
-            return Err(HFileError::block(
-                self.reader.path(),
-                Some(BlockType::Data),
-                b.offset(),
-                "empty data block",
-            ));
-        }
-        let (c, next) = self.reader.parse_cell(&b, 0)?;
-        Self::remember(&self.parsed, &b, 0, &c);
+        self.hold_for_seek(b)?;
+        let block = self.block.as_ref().expect("just held");
+        let (c, next) = self.reader.parse_cell(block, 0)?;
+        Self::remember(&self.parsed, block, 0, &c);
         self.next_pos = next;
-        self.pos = 0;
-        self.block = Some(b);
         Ok(true)
     }
 
