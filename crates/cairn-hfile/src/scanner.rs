@@ -135,7 +135,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
                 let b = self.data_block_for_seek(offset, Some(size))?;
-                self.hold_for_seek(b)?;
+                self.hold(b)?;
                 self.seek_in_block(&search)
             }
         }
@@ -207,7 +207,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// Positions at the first cell ≥ `key` in `block` (the data block the index gives for
     /// `key`), or after it.
     pub(crate) fn seek_in(&mut self, block: Block, key: &KeyRef<'_>) -> Result<bool> {
-        self.hold_for_seek(block)?;
+        self.hold(block)?;
         self.seek_in_block(key)
     }
 
@@ -322,7 +322,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
 
     /// Holds `b` positioned at its first cell.
     fn set_block(&mut self, b: Block) -> Result<bool> {
-        self.hold_for_seek(b)?;
+        self.hold(b)?;
         let block = self.block.as_ref().expect("just held");
         let (c, next) = self.reader.parse_cell(block, 0)?;
         Self::remember(&self.parsed, block, 0, &c);
@@ -335,9 +335,9 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             .read_block_for(offset, size, &[BlockType::Data], BlockPurpose::Seek)
     }
 
-    /// Holds `b` for a seek inside it, which finds and parses its own cell: parsing the
-    /// block's first cell here would touch memory the seek does not need.
-    fn hold_for_seek(&mut self, b: Block) -> Result<()> {
+    /// Holds `b` before its first cell, unparsed: a seek inside it finds and parses its own
+    /// cell, and parsing the first one here would touch memory the seek does not need.
+    fn hold(&mut self, b: Block) -> Result<()> {
         if b.data().is_empty() {
             return Err(HFileError::block(
                 self.reader.path(),

@@ -309,17 +309,19 @@ impl CellScanner for SegmentScanner {
             self.ahead.clear();
             self.chunk = FIRST_CHUNK;
         }
-        let segment = Arc::clone(&self.segment);
-        let Some(e) = segment.cells.lower_bound(Bound::Included(&probe)) else {
+        // The cell after the one found comes by a link step: a get reads its row's cells and
+        // then looks at the next one, which would otherwise cost a second search.
+        let Some((found, after)) = self
+            .segment
+            .cells
+            .lower_bound(Bound::Included(&probe))
+            .map(|e| (e.value().clone(), e.next().map(|n| n.value().clone())))
+        else {
             self.current = None;
             return Ok(());
         };
-        // The cell after the one found, by a link step: a get reads its row's cells and then
-        // looks at the next one, which would otherwise cost a second search.
-        if let Some(n) = e.next() {
-            self.ahead.push_back(n.value().clone());
-        }
-        self.settle(Some(e.value().clone()));
+        self.ahead.extend(after);
+        self.settle(Some(found));
         Ok(())
     }
 

@@ -681,15 +681,8 @@ impl MappedWal {
             // It never held an edit: kept for reuse like a flushed segment's file while there
             // is room (so a restart does not start with one kept file fewer), else removed.
             // Left behind either way, the next open would remove it.
-            let mut c = shared.closed.lock();
-            let kept = c.free.len() < shared.options.recycled_segments && {
-                let free = mapped::free_path(&shared.dir, id);
-                let renamed = fs::rename(&tmp, &free).is_ok();
-                if renamed {
-                    c.free.push(free);
-                }
-                renamed
-            };
+            let room = shared.closed.lock().free.len() < shared.options.recycled_segments;
+            let kept = room && fs::rename(&tmp, mapped::free_path(&shared.dir, id)).is_ok();
             if !kept {
                 let _ = fs::remove_file(tmp);
             }
