@@ -97,6 +97,13 @@ impl Config {
             }
             Ok(n as usize)
         };
+        let non_negative = || -> Result<usize, ConfigError> {
+            let n = int()?;
+            if n < 0 {
+                return Err(bad(key, value, "must not be negative"));
+            }
+            Ok(n as usize)
+        };
         match key {
             "data" | "data_dir" => self.data_dir = PathBuf::from(v),
             // A local path, file:///dir or hdfs://host:port/dir (HDFS needs the `hdfs` feature;
@@ -147,6 +154,9 @@ impl Config {
             }
             "cairn.thrift.max.open.scanners" => self.handler.max_open_scanners = positive()?,
             "cairn.thrift.max.rows.per.call" => self.handler.max_rows_per_call = positive()?,
+            "cairn.thrift.scanner.read_ahead.bytes" => {
+                self.handler.scanner_read_ahead_bytes = non_negative()?
+            }
             _ => {}
         }
         self.properties.push((key.to_string(), v.to_string()));

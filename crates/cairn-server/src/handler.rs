@@ -5,8 +5,9 @@
 //! `IllegalArgument` (where the method declares it) or `AlreadyExists`, with a message naming
 //! the table, family or field.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,8 @@ pub struct HandlerConfig {
     pub scanner_lease: Duration,
     /// Rows one `scannerGetList` / `getRows` call may ask for.
     pub max_rows_per_call: usize,
+    /// Bytes of rows a scanner reads ahead of the client's next `scannerGetList` (0: none).
+    pub scanner_read_ahead_bytes: usize,
     /// What `getTableRegions` reports as the server.
     pub server_name: String,
     pub port: i32,
@@ -79,6 +82,7 @@ impl Default for HandlerConfig {
             max_open_scanners: 10_000,
             scanner_lease: Duration::from_secs(60),
             max_rows_per_call: 100_000,
+            scanner_read_ahead_bytes: 4 << 20,
             server_name: "localhost".into(),
             port: 9090,
             cluster_id: "cairn".into(),
@@ -90,6 +94,64 @@ struct OpenScanner {
     scanner: TableScanner,
     sort_columns: bool,
     last_used: Instant,
+    /// Rows read ahead of the client's next call, in order (see [`HandlerCore::read_ahead`]).
+    ahead: VecDeque<TRowResult>,
+    /// Their estimated size, also counted in `ahead_total`.
+    ahead_bytes: usize,
+    ahead_total: Arc<AtomicUsize>,
+    /// The scanner has returned its last row.
+    exhausted: bool,
+    /// An error met while reading ahead: answered once the rows before it are taken.
+    failed: Option<RegionError>,
+}
+
+impl OpenScanner {
+    fn take_ahead(&mut self, n: usize, out: &mut Vec<TRowResult>) {
+        let n = n.min(self.ahead.len());
+        let mut bytes = 0;
+        for r in self.ahead.drain(..n) {
+            bytes += row_result_bytes(&r);
+            out.push(r);
+        }
+        self.ahead_bytes -= bytes;
+        self.ahead_total.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+impl Drop for OpenScanner {
+    fn drop(&mut self) {
+        self.ahead_total
+            .fetch_sub(self.ahead_bytes, Ordering::Relaxed);
+    }
+}
+
+/// Rows read ahead by all scanners together stop growing past this.
+const READ_AHEAD_TOTAL_BYTES: usize = 256 << 20;
+
+/// Rows read ahead between two looks at whether the client's next request has arrived.
+const READ_AHEAD_STEP: usize = 64;
+
+thread_local! {
+    /// The scanner (and batch size) the last call on this connection's thread read from, if
+    /// it has rows left: what [`HandlerCore::read_ahead`] reads ahead for.
+    static READ_AHEAD: Cell<Option<(ScannerID, usize)>> = const { Cell::new(None) };
+}
+
+/// Roughly the bytes a row result holds.
+fn row_result_bytes(r: &TRowResult) -> usize {
+    let cell = |c: &TCell| c.value.as_ref().map_or(0, |v| v.len()) + 32;
+    r.row.as_ref().map_or(0, |v| v.len())
+        + r.columns
+            .as_ref()
+            .map_or(0, |m| m.iter().map(|(k, c)| k.len() + cell(c) + 32).sum())
+        + r.sorted_columns.as_ref().map_or(0, |v| {
+            v.iter()
+                .map(|c| {
+                    c.column_name.as_ref().map_or(0, |n| n.len()) + c.cell.as_ref().map_or(0, cell)
+                })
+                .sum()
+        })
+        + 64
 }
 
 /// The state behind [`Handler`].
@@ -99,6 +161,8 @@ pub struct HandlerCore {
     config: HandlerConfig,
     scanners: Mutex<HashMap<i32, Arc<Mutex<OpenScanner>>>>,
     next_scanner: AtomicI32,
+    /// Bytes of rows read ahead by all open scanners.
+    ahead_total: Arc<AtomicUsize>,
 }
 
 fn utf8<'a>(what: &str, b: &'a [u8]) -> Result<&'a str, String> {
@@ -350,6 +414,7 @@ impl Handler {
             config,
             scanners: Mutex::new(HashMap::new()),
             next_scanner: AtomicI32::new(1),
+            ahead_total: Arc::new(AtomicUsize::new(0)),
         }))
     }
 }
@@ -525,6 +590,11 @@ impl HandlerCore {
             scanner,
             sort_columns,
             last_used: Instant::now(),
+            ahead: VecDeque::new(),
+            ahead_bytes: 0,
+            ahead_total: self.ahead_total.clone(),
+            exhausted: false,
+            failed: None,
         }));
         let mut map = self.scanners.lock();
         if map.insert(id, entry).is_none() {
@@ -570,11 +640,87 @@ impl HandlerCore {
         let mut s = entry.lock();
         s.last_used = Instant::now();
         let sort = s.sort_columns;
-        let rows = s.scanner.next_rows(n).map_err(io)?;
+        let mut out = Vec::new();
+        s.take_ahead(n, &mut out);
+        if out.len() < n && !s.exhausted {
+            if let Some(e) = s.failed.take() {
+                // Rows read before the error go out first; the error answers the next call.
+                if out.is_empty() {
+                    return Err(io(e));
+                }
+                s.failed = Some(e);
+            } else {
+                let want = n - out.len();
+                match s.scanner.next_rows(want) {
+                    Ok(rows) => {
+                        s.exhausted = rows.len() < want;
+                        out.extend(rows.iter().filter_map(|r| row_result(r, sort)));
+                    }
+                    Err(e) if out.is_empty() => return Err(io(e)),
+                    Err(e) => s.failed = Some(e),
+                }
+            }
+        }
+        let more = !s.exhausted && s.failed.is_none();
         drop(s);
-        let out: Vec<TRowResult> = rows.iter().filter_map(|r| row_result(r, sort)).collect();
+        if more && n > 1 && self.config.scanner_read_ahead_bytes > 0 {
+            READ_AHEAD.with(|r| r.set(Some((id, n))));
+        }
         self.count_rows(&out);
         Ok(out)
+    }
+
+    /// Reads the next batch of the scanner this thread's last `scannerGetList` used, up to
+    /// the size of that call, while the client decodes the batch it was sent: a scanning
+    /// client asks again for as many rows, and they are then ready at once, instead of the
+    /// client waiting while the server reads them. Stops as soon as `request_waiting` says the
+    /// client's next request has begun to arrive, at `scanner_read_ahead_bytes`, or when all
+    /// scanners together hold 256 MiB read ahead. The rows come from the scanner's own
+    /// snapshot, so reading them early changes nothing the client sees; an error is kept and
+    /// answered after the rows before it.
+    pub fn read_ahead(&self, request_waiting: &mut dyn FnMut() -> bool) {
+        let Some((id, n)) = READ_AHEAD.with(|r| r.take()) else {
+            return;
+        };
+        let Some(entry) = self.scanners.lock().get(&id).cloned() else {
+            return;
+        };
+        // Another connection may be using the same scanner: it does its own reading.
+        let Some(mut guard) = entry.try_lock() else {
+            return;
+        };
+        let s = &mut *guard;
+        let limit = self.config.scanner_read_ahead_bytes;
+        let mut rows = 0u64;
+        'steps: while s.ahead.len() < n && !s.exhausted && s.failed.is_none() {
+            if s.ahead_bytes >= limit
+                || self.ahead_total.load(Ordering::Relaxed) >= READ_AHEAD_TOTAL_BYTES
+                || request_waiting()
+            {
+                break;
+            }
+            for _ in 0..READ_AHEAD_STEP {
+                match s.scanner.next_row() {
+                    Ok(Some(cells)) => {
+                        if let Some(r) = row_result(&cells, s.sort_columns) {
+                            let bytes = row_result_bytes(&r);
+                            s.ahead_bytes += bytes;
+                            self.ahead_total.fetch_add(bytes, Ordering::Relaxed);
+                            s.ahead.push_back(r);
+                            rows += 1;
+                        }
+                    }
+                    Ok(None) => s.exhausted = true,
+                    Err(e) => s.failed = Some(e),
+                }
+                if s.exhausted || s.failed.is_some() || s.ahead.len() >= n {
+                    break 'steps;
+                }
+            }
+        }
+        self.metrics
+            .rows_read_ahead
+            .fetch_add(rows, Ordering::Relaxed);
     }
 
     fn scan_with(
@@ -1248,6 +1394,108 @@ fn as_io(e: thrift::Error) -> thrift::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reading ahead stops when the client's next request arrives (checked before each step
+    /// of rows), hands its rows out first and in order, and gives back its memory when they
+    /// are taken and when the scanner closes.
+    #[test]
+    fn read_ahead_stops_for_the_client_and_hands_its_rows_out_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let rs = RegionServer::open(cairn_region::ServerConfig::new(dir.path())).unwrap();
+        let metrics = Arc::new(ThriftMetrics::default());
+        let h = Handler::new(rs.clone(), metrics.clone(), HandlerConfig::default());
+        let family = ColumnDescriptor {
+            name: Some(b"f:".to_vec()),
+            ..ColumnDescriptor::default()
+        };
+        h.handle_create_table(b"t".to_vec(), vec![family]).unwrap();
+        let batch: Vec<BatchMutation> = (0..1000)
+            .map(|i| BatchMutation {
+                row: Some(format!("r{i:04}").into_bytes()),
+                mutations: Some(vec![Mutation {
+                    is_delete: Some(false),
+                    column: Some(b"f:q".to_vec()),
+                    value: Some(vec![7; 100]),
+                    write_to_w_a_l: Some(true),
+                }]),
+            })
+            .collect();
+        h.handle_mutate_rows(b"t".to_vec(), batch, BTreeMap::new())
+            .unwrap();
+        let id = h
+            .handle_scanner_open(b"t".to_vec(), vec![], vec![], BTreeMap::new())
+            .unwrap();
+        let ahead = || metrics.rows_read_ahead.load(Ordering::Relaxed);
+        let rows = |got: Vec<TRowResult>| -> Vec<String> {
+            got.into_iter()
+                .map(|r| String::from_utf8(r.row.unwrap()).unwrap())
+                .collect()
+        };
+        let want = |from: usize, to: usize| -> Vec<String> {
+            (from..to).map(|i| format!("r{i:04}")).collect()
+        };
+
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 100).unwrap()),
+            want(0, 100)
+        );
+        // The request is already there: nothing is read.
+        h.read_ahead(&mut || true);
+        assert_eq!(ahead(), 0);
+        assert_eq!(h.ahead_total.load(Ordering::Relaxed), 0);
+        // Nothing to read ahead for until the next scanner call.
+        h.read_ahead(&mut || false);
+        assert_eq!(ahead(), 0);
+
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 100).unwrap()),
+            want(100, 200)
+        );
+        // The request arrives after the first step.
+        let mut looks = 0;
+        h.read_ahead(&mut || {
+            looks += 1;
+            looks > 1
+        });
+        assert_eq!(ahead(), READ_AHEAD_STEP as u64);
+        assert!(h.ahead_total.load(Ordering::Relaxed) > READ_AHEAD_STEP * 100);
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 100).unwrap()),
+            want(200, 300)
+        );
+        assert_eq!(h.ahead_total.load(Ordering::Relaxed), 0);
+
+        // A whole batch ahead, then a smaller call takes part of it.
+        h.read_ahead(&mut || false);
+        assert_eq!(ahead(), READ_AHEAD_STEP as u64 + 100);
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 30).unwrap()),
+            want(300, 330)
+        );
+        assert!(h.ahead_total.load(Ordering::Relaxed) > 0);
+        // The end of the scanner stops reading ahead.
+        h.read_ahead(&mut || false);
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 2000).unwrap()),
+            want(330, 1000)
+        );
+        assert!(h.handle_scanner_get_list(id, 10).unwrap().is_empty());
+
+        // Rows left ahead are given back when the scanner closes.
+        let id = h
+            .handle_scanner_open(b"t".to_vec(), vec![], vec![], BTreeMap::new())
+            .unwrap();
+        assert_eq!(
+            rows(h.handle_scanner_get_list(id, 10).unwrap()),
+            want(0, 10)
+        );
+        h.read_ahead(&mut || false);
+        assert!(h.ahead_total.load(Ordering::Relaxed) > 0);
+        h.handle_scanner_close(id).unwrap();
+        assert_eq!(h.ahead_total.load(Ordering::Relaxed), 0);
+        drop(h);
+        rs.close().unwrap();
+    }
 
     #[test]
     fn columns_parse_as_hbase_does() {

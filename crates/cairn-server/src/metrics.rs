@@ -86,6 +86,8 @@ pub struct ThriftMetrics {
     pub expired_scanners: AtomicU64,
     pub rejected_scanners: AtomicU64,
     pub rows_returned: AtomicU64,
+    /// Rows scanners read ahead of the client's next `scannerGetList`.
+    pub rows_read_ahead: AtomicU64,
     pub cells_returned: AtomicU64,
     pub rows_mutated: AtomicU64,
 }
@@ -103,6 +105,7 @@ impl Default for ThriftMetrics {
             expired_scanners: AtomicU64::new(0),
             rejected_scanners: AtomicU64::new(0),
             rows_returned: AtomicU64::new(0),
+            rows_read_ahead: AtomicU64::new(0),
             cells_returned: AtomicU64::new(0),
             rows_mutated: AtomicU64::new(0),
         }
@@ -265,6 +268,11 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         "rowsReturnedCount",
         Kind::Counter,
         ld(&thrift.rows_returned),
+    );
+    t.add(
+        "scannerReadAheadRowsCount",
+        Kind::Counter,
+        ld(&thrift.rows_read_ahead),
     );
     t.add(
         "cellsReturnedCount",

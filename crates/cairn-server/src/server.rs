@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,12 +13,41 @@ use std::time::{Duration, Instant};
 
 use cairn_region::RegionServer;
 use cairn_thrift::hbase::HbaseSyncProcessor;
-use cairn_thrift::{serve_connection, Outcome};
+use cairn_thrift::{serve_connection, BetweenRequests, Outcome};
 use parking_lot::Mutex;
 
 use crate::config::Config;
 use crate::handler::Handler;
 use crate::metrics::{self, ThriftMetrics};
+
+/// Between a connection's requests, reads ahead for the scanner it last read from, until the
+/// client's next request arrives (or the connection closes).
+struct ReadAhead<'a> {
+    handler: &'a Handler,
+    stream: &'a TcpStream,
+}
+
+impl BetweenRequests for ReadAhead<'_> {
+    fn between_requests(&mut self, request_waiting: &mut dyn FnMut() -> bool) {
+        let fd = self.stream.as_raw_fd();
+        self.handler
+            .read_ahead(&mut || request_waiting() || readable(fd));
+    }
+}
+
+/// Whether `fd` has bytes to read, or has closed or failed, right now (no waiting).
+fn readable(fd: std::os::fd::RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid pollfd on the stack for the length of the call, and `fd`
+    // belongs to a TcpStream the caller holds open; a timeout of 0 never blocks.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    // An error of poll itself: say yes, so the caller stops and reads the socket.
+    n != 0
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -254,12 +284,17 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name(format!("cairn-thrift-{id}"))
             .spawn(move || {
+                let mut read_ahead = ReadAhead {
+                    handler: &s2.handler,
+                    stream: &stream,
+                };
                 let (_, outcome) = serve_connection(
                     reader,
                     &stream,
                     &s2.processor,
                     &s2.config.limits,
                     &s2.metrics.wire,
+                    &mut read_ahead,
                 );
                 if let Outcome::Dropped(reason) = outcome {
                     if !s2.stop.load(Ordering::Acquire) {

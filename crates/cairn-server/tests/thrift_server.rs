@@ -734,3 +734,107 @@ fn scanner_calls_of_any_size_return_exactly_the_rows_of_the_snapshot() {
     );
     rs.close().unwrap();
 }
+
+/// Rows a scanner reads ahead while its client is away are the rows the client then gets:
+/// two scanners over different ranges, used in turn on one connection with gets and writes
+/// (from another connection) between the calls, return their snapshot's rows in order, each
+/// once, on a server that reads ahead (also with a budget smaller than one batch) and on one
+/// that does not.
+#[test]
+fn rows_read_ahead_are_the_rows_the_client_gets_next() {
+    for (budget, reads_ahead) in [("4194304", true), ("1", true), ("0", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let server = start(
+            dir.path(),
+            &[("cairn.thrift.scanner.read_ahead.bytes", budget)],
+        );
+        let mut c = client(server.thrift_addr(), false, false);
+        let mut writer = client(server.thrift_addr(), true, true);
+        let t = b"ra".to_vec();
+        c.create_table(t.clone(), vec![family("f", 1)]).unwrap();
+        let rows = |from: usize, to: usize, v: &str| -> Vec<BatchMutation> {
+            (from..to)
+                .map(|i| BatchMutation {
+                    row: Some(format!("r{i:05}").into_bytes()),
+                    mutations: Some(vec![put("f:q", &format!("{v}{i}"))]),
+                })
+                .collect()
+        };
+        c.mutate_rows(t.clone(), rows(0, 700, "v"), no_attrs())
+            .unwrap();
+        let whole = c
+            .scanner_open_with_scan(t.clone(), empty_scan(), no_attrs())
+            .unwrap();
+        let part = c
+            .scanner_open_with_stop(
+                t.clone(),
+                b"r00300".to_vec(),
+                b"r00600".to_vec(),
+                vec![b"f:q".to_vec()],
+                no_attrs(),
+            )
+            .unwrap();
+        let sizes = [100i32, 37, 0, 1, 150, 64, 2, 300];
+        let (mut got_whole, mut got_part) = (Vec::new(), Vec::new());
+        let (mut whole_done, mut part_done) = (false, false);
+        for (i, n) in sizes.iter().cycle().enumerate().take(200) {
+            if whole_done && part_done {
+                break;
+            }
+            let (id, got, done) = if i % 2 == 0 && !whole_done || part_done {
+                (whole, &mut got_whole, &mut whole_done)
+            } else {
+                (part, &mut got_part, &mut part_done)
+            };
+            let batch = c.scanner_get_list(id, *n).unwrap();
+            assert!(
+                batch.len() <= *n as usize,
+                "call {i}: {} rows for {n}",
+                batch.len()
+            );
+            if batch.is_empty() && *n > 0 {
+                *done = true;
+            }
+            for r in batch {
+                let v = r.columns.unwrap()[&b"f:q".to_vec()].value.clone().unwrap();
+                got.push((
+                    String::from_utf8(r.row.unwrap()).unwrap(),
+                    String::from_utf8(v).unwrap(),
+                ));
+            }
+            // Between calls: the client is away (the server reads ahead), overwrites rows the
+            // scanners have not reached yet, and reads on the same connection.
+            std::thread::sleep(Duration::from_millis(if i % 3 == 0 { 30 } else { 0 }));
+            writer
+                .mutate_rows(t.clone(), rows(i * 3, i * 3 + 5, "new"), no_attrs())
+                .unwrap();
+            let one = c
+                .get_row(
+                    t.clone(),
+                    format!("r{:05}", i % 700).into_bytes(),
+                    no_attrs(),
+                )
+                .unwrap();
+            assert_eq!(one.len(), 1);
+        }
+        let want = |from: usize, to: usize| -> Vec<(String, String)> {
+            (from..to)
+                .map(|i| (format!("r{i:05}"), format!("v{i}")))
+                .collect()
+        };
+        assert_eq!(got_whole, want(0, 700), "budget {budget}");
+        assert_eq!(got_part, want(300, 600), "budget {budget}");
+        let ahead = server
+            .metrics()
+            .rows_read_ahead
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            ahead > 0,
+            reads_ahead,
+            "budget {budget}: {ahead} rows read ahead"
+        );
+        c.scanner_close(whole).unwrap();
+        c.scanner_close(part).unwrap();
+        server.shutdown().unwrap();
+    }
+}

@@ -98,6 +98,39 @@ pub enum Outcome {
     Dropped(String),
 }
 
+/// Work a server does for a connection after answering one request, before the next arrives.
+/// cairn reads a scanner's next batch ahead here, so the rows are ready when the peer asks for
+/// them instead of the peer waiting while they are read (HBase's client does the same with its
+/// prefetching scanner; a Thrift client cannot).
+pub trait BetweenRequests {
+    /// Runs after each answer has been flushed. `request_waiting` says whether the peer's next
+    /// request has begun to arrive; the work should stop soon after it does, as the peer waits.
+    fn between_requests(&mut self, request_waiting: &mut dyn FnMut() -> bool);
+}
+
+/// Nothing to do between requests.
+impl BetweenRequests for () {
+    fn between_requests(&mut self, _: &mut dyn FnMut() -> bool) {}
+}
+
+/// A request source that may hold bytes already read from the socket.
+trait ReadAhead: Read {
+    /// Bytes read from the socket and not yet consumed.
+    fn buffered(&self) -> usize;
+}
+
+impl<R: Read> ReadAhead for BufReader<R> {
+    fn buffered(&self) -> usize {
+        self.buffer().len()
+    }
+}
+
+impl<R: Read> ReadAhead for FramedSource<R> {
+    fn buffered(&self) -> usize {
+        self.inner.buffer().len()
+    }
+}
+
 /// The framed transport's read side with a frame-size limit (the `thrift` crate's
 /// `TFramedReadTransport` accepts any length the peer sends and allocates it).
 struct FramedSource<R> {
@@ -180,6 +213,7 @@ pub fn serve_connection<R, W, P>(
     processor: &P,
     limits: &Limits,
     stats: &ConnectionStats,
+    idle: &mut dyn BetweenRequests,
 ) -> (Option<Encoding>, Outcome)
 where
     R: Read + 'static,
@@ -192,7 +226,7 @@ where
         Ok(None) => return (None, Outcome::Closed),
         Err(e) => return (None, Outcome::Dropped(e.to_string())),
     };
-    let (encoding, source): (Encoding, Box<dyn Read>) = if encoding.framed() {
+    let (encoding, source): (Encoding, Box<dyn ReadAhead>) = if encoding.framed() {
         let mut f = FramedSource {
             inner: reader,
             left: 0,
@@ -252,6 +286,7 @@ where
         match processor.process(&mut input, &mut *output) {
             Ok(()) if input.request_complete() => {
                 stats.requests.fetch_add(1, Ordering::Relaxed);
+                idle.between_requests(&mut || input.with_source(|s| s.buffered() > 0));
             }
             Ok(()) if input.arguments_unread() => {
                 // An unknown method: the processor answered with an exception; step over its

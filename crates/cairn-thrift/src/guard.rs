@@ -119,6 +119,11 @@ impl<R: Read + 'static> Guarded<R> {
         }
     }
 
+    /// Looks at the source the requests are read from (e.g. for bytes it holds unread).
+    pub fn with_source<T>(&self, f: impl FnOnce(&R) -> T) -> T {
+        f(&self.src.0.borrow().inner)
+    }
+
     /// The per-request byte budget.
     pub fn limit(&self) -> usize {
         self.src.0.borrow().limit

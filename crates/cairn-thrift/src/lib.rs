@@ -29,5 +29,5 @@ pub mod hbase;
 pub mod conn;
 pub mod guard;
 
-pub use conn::{serve_connection, ConnectionStats, Encoding, Limits, Outcome};
+pub use conn::{serve_connection, BetweenRequests, ConnectionStats, Encoding, Limits, Outcome};
 pub use thrift;
