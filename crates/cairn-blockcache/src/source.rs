@@ -95,9 +95,18 @@ impl BlockSource for CachedBlockSource {
         {
             return Ok(b);
         }
-        let b = self.inner.read_block_for(offset, on_disk_size, purpose)?;
         let skip = purpose != BlockPurpose::Index && SKIP_DATA_CACHING.with(Cell::get);
-        if self.cache_on_read && !skip {
+        let cache = self.cache_on_read && !skip;
+        // A data block that stays cached gets its cell index whoever reads it first: a scan
+        // does not need one, but the gets that come to the block later would walk its cells
+        // for as long as it stays in the cache.
+        let read_for = if cache && purpose == BlockPurpose::Scan {
+            BlockPurpose::Seek
+        } else {
+            purpose
+        };
+        let b = self.inner.read_block_for(offset, on_disk_size, read_for)?;
+        if cache {
             self.cache.cache_block(key, b.clone(), self.in_memory);
         }
         Ok(b)

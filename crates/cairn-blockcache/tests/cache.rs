@@ -368,12 +368,10 @@ fn hbase_property_names_configure_the_cache() {
     );
 }
 
-#[test]
-fn the_reader_reads_through_the_cache() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.hfile");
+/// 20,000 small cells in 4 KiB blocks at `path`; the cells.
+fn write_small_cells(path: &std::path::Path) -> Vec<KeyValue> {
     let mut w = HFileWriter::new(
-        std::fs::File::create(&path).unwrap(),
+        std::fs::File::create(path).unwrap(),
         "t.hfile",
         WriterOptions {
             block_size: 4096,
@@ -397,7 +395,11 @@ fn the_reader_reads_through_the_cache() {
         w.append(&c.as_cell()).unwrap();
     }
     w.finish().unwrap();
-    let cache = Arc::new(
+    cells
+}
+
+fn small_combined_cache() -> Arc<CombinedBlockCache> {
+    Arc::new(
         CombinedBlockCache::new(BlockCacheConfig {
             l1_size: 4 << 20,
             l2: Some(BucketCacheConfig {
@@ -406,7 +408,15 @@ fn the_reader_reads_through_the_cache() {
             }),
         })
         .unwrap(),
-    );
+    )
+}
+
+#[test]
+fn the_reader_reads_through_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.hfile");
+    let cells = write_small_cells(&path);
+    let cache = small_combined_cache();
     let open = || {
         let cache = cache.clone();
         HFileReader::open(&path, ReaderOptions::default())
@@ -451,4 +461,50 @@ fn the_reader_reads_through_the_cache() {
     );
     assert!(cache.stats().1.unwrap().hit_count > before);
     assert!(!cache.metrics().is_empty());
+}
+
+/// A data block a scan brings into the cache carries its cell index, so the gets that come to
+/// it later binary search it instead of walking its cells; a scan that does not cache its
+/// blocks leaves nothing behind.
+#[test]
+fn blocks_a_scan_caches_are_indexed_for_later_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.hfile");
+    let cells = write_small_cells(&path);
+    let cache = small_combined_cache();
+    let c2 = cache.clone();
+    let r = HFileReader::open(&path, ReaderOptions::default())
+        .unwrap()
+        .with_block_source(move |file| Arc::new(CachedBlockSource::new(c2, "t.hfile", file)));
+    let scan_all = || {
+        let mut s = r.scanner();
+        let mut n = 0;
+        let mut more = s.seek_to_first().unwrap();
+        while more {
+            n += 1;
+            more = s.next().unwrap();
+        }
+        n
+    };
+    let data_blocks = || cache.stats().1.unwrap().block_count;
+
+    assert_eq!(without_caching_data_blocks(scan_all), cells.len());
+    cache.l2().unwrap().wait_for_writes();
+    assert_eq!(data_blocks(), 0);
+
+    assert_eq!(scan_all(), cells.len());
+    cache.l2().unwrap().wait_for_writes();
+    assert!(data_blocks() > 10, "{}", data_blocks());
+    let first = BlockCacheKey::new("t.hfile", r.trailer().first_data_block_offset.unwrap());
+    let cached = cache
+        .l2()
+        .unwrap()
+        .get(&first)
+        .expect("first data block cached");
+    assert!(cached.indexed_cells() > 10, "{}", cached.indexed_cells());
+    let hits = cache.stats().1.unwrap().hit_count;
+    for c in cells.iter().step_by(101) {
+        assert_eq!(r.get(c.as_cell().row(), b"f", b"q").unwrap().unwrap(), *c);
+    }
+    assert!(cache.stats().1.unwrap().hit_count > hits);
 }

@@ -335,13 +335,17 @@ impl Store {
         for f in &selection {
             f.compacting.store(true, Ordering::Release);
         }
-        let result = self.compact_inner(
-            &selection,
-            all_files,
-            smallest_read_point,
-            throttle,
-            &mut outcome,
-        );
+        // As HBase's compaction scanners (cacheBlocks false): the inputs are read once and
+        // then deleted, so their data blocks would only push the working set out of the cache.
+        let result = cairn_blockcache::without_caching_data_blocks(|| {
+            self.compact_inner(
+                &selection,
+                all_files,
+                smallest_read_point,
+                throttle,
+                &mut outcome,
+            )
+        });
         for f in &selection {
             f.compacting.store(false, Ordering::Release);
         }

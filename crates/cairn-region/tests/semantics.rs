@@ -745,6 +745,43 @@ fn cache_blocks_false_reads_without_filling_the_cache() {
     s.close().unwrap();
 }
 
+/// A compaction reads its inputs without adding their data blocks to the block cache (as
+/// HBase's compaction scanners, `cacheBlocks` false): the inputs are deleted right after, so
+/// caching them would only push the working set out.
+#[test]
+fn compactions_read_without_filling_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let mut f = ColumnFamilyDescriptor::new("f");
+    f.block_size = 1024;
+    let t = table(&s, "compactnocache", vec![f], &[]);
+    for half in 0..2u32 {
+        for i in 0..1000u32 {
+            let row = format!("r{:05}", i * 2 + half);
+            s.put(&t, &Put::new(&row).add("f", "q", row.repeat(4)))
+                .unwrap();
+        }
+        s.flush_table(&t).unwrap();
+    }
+    let inserted = || s.block_cache().unwrap().stats().2.insert_count;
+    let before = inserted();
+    s.compact_table(&t, true).unwrap();
+    // Index and Bloom blocks of the inputs may be cached; their data blocks (dozens) are not.
+    assert!(
+        inserted() - before <= 6,
+        "{} blocks cached by a compaction",
+        inserted() - before
+    );
+    let after = inserted();
+    assert_eq!(s.scanner(&t, Scan::new()).unwrap().count(), 2000);
+    assert!(
+        inserted() - after >= 50,
+        "a scan of the compacted file cached only {} blocks",
+        inserted() - after
+    );
+    s.close().unwrap();
+}
+
 #[test]
 fn batched_puts_take_one_wal_record_per_region_and_survive_a_crash() {
     let dir = tempfile::tempdir().unwrap();
