@@ -145,13 +145,19 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// `key` in the block already held, searches only that block (with its cell index)
     /// instead of reading the block again (HBase's `reseek`).
     pub fn reseek(&mut self, key: &[u8]) -> Result<bool> {
+        let search = KeyRef::parse(key)?;
         let current = self.block.as_ref().map(|b| b.offset());
         match self.reader.locate_data_block(key)? {
-            Some((offset, _)) if Some(offset) == current => {
-                let search = KeyRef::parse(key)?;
+            None => self.first_cell(BlockPurpose::Seek),
+            Some((offset, size)) => {
+                // Another block: read it with what the index just said, not by searching
+                // the index again as a seek would.
+                if Some(offset) != current {
+                    let b = self.data_block_for_seek(offset, Some(size))?;
+                    self.hold(b)?;
+                }
                 self.seek_in_block(&search)
             }
-            _ => self.seek(key),
         }
     }
 

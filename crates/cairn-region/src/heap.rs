@@ -21,6 +21,11 @@ pub trait CellScanner: Send {
     fn reseek(&mut self, key: &[u8]) -> Result<()> {
         self.seek(key)
     }
+    /// Like `reseek` for a key that is likely far ahead (the next row of a multi-get batch):
+    /// scanners that step a few cells before searching search at once.
+    fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
+        self.reseek(key)
+    }
     /// The row of the last cell sorting before `key` (`None`: the last cell of all), for
     /// reversed scans. Leaves the position undefined: callers seek afterwards.
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
@@ -93,6 +98,18 @@ impl CellScanner for StoreFileScanner {
                 Some(_) => self.next()?,
             }
         }
+        if self
+            .peek()
+            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
+        {
+            self.exhausted = !self.inner.reseek(key)?;
+            self.skip_invisible()?;
+        }
+        Ok(())
+    }
+
+    fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
+        let target = cairn_hfile::KeyRef::parse(key)?;
         if self
             .peek()
             .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
@@ -196,13 +213,27 @@ impl<'a> KeyValueHeap<'a> {
 
     /// Forward-only seek: scanners already at or past `key` stay where they are.
     pub fn reseek(&mut self, key: &[u8]) -> Result<()> {
+        self.reseek_with(key, |s, key| s.reseek(key))
+    }
+
+    /// [`reseek`](Self::reseek) to a key that is likely far ahead (see
+    /// [`CellScanner::reseek_far`]).
+    pub fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
+        self.reseek_with(key, |s, key| s.reseek_far(key))
+    }
+
+    fn reseek_with(
+        &mut self,
+        key: &[u8],
+        reseek: impl Fn(&mut dyn CellScanner, &[u8]) -> Result<()>,
+    ) -> Result<()> {
         let k = cairn_hfile::KeyRef::parse(key)?;
         for s in &mut self.scanners {
             let behind = s
                 .peek()
                 .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &k) == Ordering::Less);
             if behind {
-                s.reseek(key)?;
+                reseek(&mut **s, key)?;
             }
         }
         self.pick();

@@ -621,7 +621,7 @@ impl Region {
                 // The same row asked twice: the heap is already past it.
                 heap.seek(&key)?;
             } else {
-                heap.reseek(&key)?;
+                heap.reseek_far(&key)?;
             }
             last_row = Some(row.clone());
             let mut one = RegionScanner::new(ScannerParts {
