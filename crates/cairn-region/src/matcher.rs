@@ -178,8 +178,8 @@ impl Matcher {
 
     /// Called at the start of every row.
     pub fn start_row(&mut self) {
-        self.family.clear();
-        self.rules = None;
+        // The family found for the last cell stays found: rows mostly begin with the same
+        // family, and looking it up again took a map search and an allocation per row.
         self.reset_family();
     }
 
@@ -270,7 +270,7 @@ impl Matcher {
         cell: &CellRef<'_>,
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> MatchCode {
-        if cell.family() != self.family.as_slice() || self.rules.is_none() {
+        if cell.family() != self.family.as_slice() {
             self.family = cell.family().to_vec();
             self.rules = self.families.get(cell.family()).cloned();
             self.reset_family();

@@ -243,6 +243,23 @@ impl RegionScanner {
         Ok(Some(row))
     }
 
+    /// Moves every scanner past `row`. Most rows have a cell or two left when the matcher is
+    /// done with them (the next version, the next column): stepping over those is cheaper
+    /// than building a key and seeking each scanner to it.
+    fn skip_rest_of_row(&mut self, row: &[u8]) -> Result<()> {
+        const MAX_STEPS: usize = 2;
+        for _ in 0..MAX_STEPS {
+            match self.heap.peek() {
+                Some(c) if c.row() == row => self.heap.next()?,
+                _ => return Ok(()),
+            }
+        }
+        if self.heap.peek().is_some_and(|c| c.row() == row) {
+            self.heap.reseek(&last_on_row(row)?)?;
+        }
+        Ok(())
+    }
+
     fn assemble_row(&mut self, row: &[u8]) -> Result<Vec<KeyValue>> {
         let mut out = Vec::new();
         self.matcher.start_row();
@@ -259,6 +276,9 @@ impl RegionScanner {
                 return Ok(out);
             }
         }
+        // Whether the heap has left the row on its own (its next cell is in another row, or
+        // it has none): then there is nothing to skip when the row is done.
+        let mut past_row = true;
         while let Some(c) = self.heap.peek() {
             if c.row() != row {
                 break;
@@ -277,6 +297,7 @@ impl RegionScanner {
                 MatchCode::IncludeAndSeekNextRow => {
                     out.push(c.to_owned());
                     if !self.matcher.wants_family_after(c.family()) {
+                        past_row = false;
                         break;
                     }
                     let k = Matcher::next_family_key(&c);
@@ -289,6 +310,7 @@ impl RegionScanner {
                 }
                 MatchCode::SeekNextRow => {
                     if !self.matcher.wants_family_after(c.family()) {
+                        past_row = false;
                         break;
                     }
                     let k = Matcher::next_family_key(&c);
@@ -315,8 +337,8 @@ impl RegionScanner {
             }
         }
         // A get is over with its row; a scan moves every scanner past it.
-        if !self.reversed && !self.done && !self.single_row {
-            self.heap.reseek(&last_on_row(row)?)?;
+        if !self.reversed && !self.done && !self.single_row && !past_row {
+            self.skip_rest_of_row(row)?;
         }
         Ok(out)
     }
