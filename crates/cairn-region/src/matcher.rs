@@ -105,6 +105,8 @@ pub struct Matcher {
     // Per family and row.
     family: Vec<u8>,
     rules: Option<Arc<FamilyRules>>,
+    /// The read wants a family sorting after `family`.
+    later_family: bool,
     family_stamp: Option<i64>,
     family_versions: HashSet<i64>,
     delete_cell: Option<(Vec<u8>, i64, u8)>,
@@ -164,6 +166,7 @@ impl Matcher {
             read_point,
             family: Vec::new(),
             rules: None,
+            later_family: true,
             family_stamp: None,
             family_versions: HashSet::new(),
             delete_cell: None,
@@ -216,16 +219,10 @@ impl Matcher {
         }
     }
 
-    /// Whether the read wants a family that sorts after `family` (if not, "next row" for
-    /// `family` means the row is done).
-    pub fn wants_family_after(&self, family: &[u8]) -> bool {
-        self.families
-            .range::<[u8], _>((
-                std::ops::Bound::Excluded(family),
-                std::ops::Bound::Unbounded,
-            ))
-            .next()
-            .is_some()
+    /// Whether the read wants a family that sorts after the family of the cell last matched
+    /// (if not, "next row" for that family means the row is done).
+    pub fn wants_later_family(&self) -> bool {
+        self.later_family
     }
 
     /// The key past every cell of `cell`'s family in its row.
@@ -273,6 +270,14 @@ impl Matcher {
         if cell.family() != self.family.as_slice() {
             self.family = cell.family().to_vec();
             self.rules = self.families.get(cell.family()).cloned();
+            self.later_family = self
+                .families
+                .range::<[u8], _>((
+                    std::ops::Bound::Excluded(cell.family()),
+                    std::ops::Bound::Unbounded,
+                ))
+                .next()
+                .is_some();
             self.reset_family();
         }
         let Some(rules) = self.rules.clone() else {

@@ -296,7 +296,7 @@ impl RegionScanner {
                 }
                 MatchCode::IncludeAndSeekNextRow => {
                     out.push(c.to_owned());
-                    if !self.matcher.wants_family_after(c.family()) {
+                    if !self.matcher.wants_later_family() {
                         past_row = false;
                         break;
                     }
@@ -309,7 +309,7 @@ impl RegionScanner {
                     seek_or_next(&mut self.heap, k)?;
                 }
                 MatchCode::SeekNextRow => {
-                    if !self.matcher.wants_family_after(c.family()) {
+                    if !self.matcher.wants_later_family() {
                         past_row = false;
                         break;
                     }
