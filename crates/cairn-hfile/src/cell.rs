@@ -278,6 +278,13 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// Byte equality without a call into `memcmp` (see [`compare_bytes`]): for the rows and
+/// family names a scan compares for every cell.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && compare_bytes(a, b) == Ordering::Equal
+}
+
 /// [`compare_keys`] on serialized keys that are known to be valid.
 pub fn compare_key_bytes(a: &[u8], b: &[u8]) -> Result<Ordering, CellError> {
     Ok(compare_keys(&KeyRef::parse(a)?, &KeyRef::parse(b)?))
@@ -704,7 +711,7 @@ mod tests {
     }
 
     #[test]
-    fn compare_bytes_is_slice_order() {
+    fn compare_bytes_is_slice_order_and_same_bytes_is_equality() {
         let words: Vec<Vec<u8>> = vec![
             vec![],
             vec![0],
@@ -719,6 +726,7 @@ mod tests {
         for a in &words {
             for b in &words {
                 assert_eq!(compare_bytes(a, b), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(same_bytes(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }

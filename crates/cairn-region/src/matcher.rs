@@ -267,7 +267,7 @@ impl Matcher {
         cell: &CellRef<'_>,
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> MatchCode {
-        if cell.family() != self.family.as_slice() {
+        if !cairn_hfile::cell::same_bytes(cell.family(), &self.family) {
             self.family = cell.family().to_vec();
             self.rules = self.families.get(cell.family()).cloned();
             self.later_family = self

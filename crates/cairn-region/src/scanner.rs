@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use cairn_filter::Filter;
-use cairn_hfile::cell::{compare_bytes, first_on_row, last_on_row};
+use cairn_hfile::cell::{compare_bytes, first_on_row, last_on_row, same_bytes};
 use cairn_hfile::KeyValue;
 use parking_lot::Mutex;
 
@@ -250,11 +250,11 @@ impl RegionScanner {
         const MAX_STEPS: usize = 2;
         for _ in 0..MAX_STEPS {
             match self.heap.peek() {
-                Some(c) if c.row() == row => self.heap.next()?,
+                Some(c) if same_bytes(c.row(), row) => self.heap.next()?,
                 _ => return Ok(()),
             }
         }
-        if self.heap.peek().is_some_and(|c| c.row() == row) {
+        if self.heap.peek().is_some_and(|c| same_bytes(c.row(), row)) {
             self.heap.reseek(&last_on_row(row)?)?;
         }
         Ok(())
@@ -280,7 +280,7 @@ impl RegionScanner {
         // it has none): then there is nothing to skip when the row is done.
         let mut past_row = true;
         while let Some(c) = self.heap.peek() {
-            if c.row() != row {
+            if !same_bytes(c.row(), row) {
                 break;
             }
             let code = self.matcher.match_cell(&c, self.filter.as_deref_mut());
