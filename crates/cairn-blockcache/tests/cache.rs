@@ -398,6 +398,18 @@ fn write_small_cells(path: &std::path::Path) -> Vec<KeyValue> {
     cells
 }
 
+/// The first data block of `t.hfile` from L2, checked to carry its cell index.
+fn first_block_cached_with_index(cache: &CombinedBlockCache, r: &HFileReader) -> Block {
+    let first = BlockCacheKey::new("t.hfile", r.trailer().first_data_block_offset.unwrap());
+    let cached = cache
+        .l2()
+        .unwrap()
+        .get(&first)
+        .expect("first data block cached");
+    assert!(cached.indexed_cells() > 10, "{}", cached.indexed_cells());
+    cached
+}
+
 fn small_combined_cache() -> Arc<CombinedBlockCache> {
     Arc::new(
         CombinedBlockCache::new(BlockCacheConfig {
@@ -432,13 +444,7 @@ fn the_reader_reads_through_the_cache() {
         cache.l2().unwrap().wait_for_writes();
     }
     // Data blocks keep their cell index through L2 (binary search within the block).
-    let first = BlockCacheKey::new("t.hfile", r.trailer().first_data_block_offset.unwrap());
-    let cached = cache
-        .l2()
-        .unwrap()
-        .get(&first)
-        .expect("first data block cached");
-    assert!(cached.indexed_cells() > 10, "{}", cached.indexed_cells());
+    let cached = first_block_cached_with_index(&cache, &r);
     assert_eq!(cached.indexed_cell(0), Some(0));
     let (l1, l2, _) = cache.stats();
     let l2 = l2.unwrap();
@@ -495,13 +501,7 @@ fn blocks_a_scan_caches_are_indexed_for_later_gets() {
     assert_eq!(scan_all(), cells.len());
     cache.l2().unwrap().wait_for_writes();
     assert!(data_blocks() > 10, "{}", data_blocks());
-    let first = BlockCacheKey::new("t.hfile", r.trailer().first_data_block_offset.unwrap());
-    let cached = cache
-        .l2()
-        .unwrap()
-        .get(&first)
-        .expect("first data block cached");
-    assert!(cached.indexed_cells() > 10, "{}", cached.indexed_cells());
+    first_block_cached_with_index(&cache, &r);
     let hits = cache.stats().1.unwrap().hit_count;
     for c in cells.iter().step_by(101) {
         assert_eq!(r.get(c.as_cell().row(), b"f", b"q").unwrap().unwrap(), *c);

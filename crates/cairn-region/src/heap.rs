@@ -98,26 +98,11 @@ impl CellScanner for StoreFileScanner {
                 Some(_) => self.next()?,
             }
         }
-        if self
-            .peek()
-            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
-        {
-            self.exhausted = !self.inner.reseek(key)?;
-            self.skip_invisible()?;
-        }
-        Ok(())
+        self.search_if_behind(key, &target)
     }
 
     fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
-        let target = cairn_hfile::KeyRef::parse(key)?;
-        if self
-            .peek()
-            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &target) == Ordering::Less)
-        {
-            self.exhausted = !self.inner.reseek(key)?;
-            self.skip_invisible()?;
-        }
-        Ok(())
+        self.search_if_behind(key, &cairn_hfile::KeyRef::parse(key)?)
     }
 
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -144,6 +129,19 @@ impl CellScanner for StoreFileScanner {
 }
 
 impl StoreFileScanner {
+    /// Lets the file scanner search for `key` (parsed: `target`) when the current cell sorts
+    /// before it.
+    fn search_if_behind(&mut self, key: &[u8], target: &cairn_hfile::KeyRef<'_>) -> Result<()> {
+        if self
+            .peek()
+            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, target) == Ordering::Less)
+        {
+            self.exhausted = !self.inner.reseek(key)?;
+            self.skip_invisible()?;
+        }
+        Ok(())
+    }
+
     /// A key after every cell of the file: past the file's last row.
     fn inner_last_row_end(&self) -> Result<Option<Vec<u8>>> {
         match self.inner.reader().last_key() {
