@@ -90,5 +90,6 @@ fuzz_target!(|data: &[u8]| {
         &Decoder,
         &limits,
         &stats,
+        &mut (),
     );
 });
