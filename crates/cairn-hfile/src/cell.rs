@@ -154,39 +154,46 @@ impl<'a> KeyRef<'a> {
     }
 
     /// The serialized key.
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// The row.
+    #[inline]
     pub fn row(&self) -> &'a [u8] {
         &self.bytes[2..2 + self.row_len]
     }
 
     /// The column family.
+    #[inline]
     pub fn family(&self) -> &'a [u8] {
         let start = 3 + self.row_len;
         &self.bytes[start..start + self.family_len]
     }
 
     /// The column qualifier.
+    #[inline]
     pub fn qualifier(&self) -> &'a [u8] {
         let start = 3 + self.row_len + self.family_len;
         &self.bytes[start..self.bytes.len() - 9]
     }
 
     /// The timestamp.
+    #[inline]
     pub fn timestamp(&self) -> i64 {
         let end = self.bytes.len() - 1;
         i64::from_be_bytes(self.bytes[end - 8..end].try_into().expect("8 bytes"))
     }
 
     /// The raw type code.
+    #[inline]
     pub fn type_code(&self) -> u8 {
         self.bytes[self.bytes.len() - 1]
     }
 
     /// The type, if the code is one of HBase's.
+    #[inline]
     pub fn cell_type(&self) -> Option<CellType> {
         CellType::from_code(self.type_code())
     }
@@ -305,27 +312,33 @@ pub struct CellRef<'a> {
 
 impl<'a> CellRef<'a> {
     /// The row.
+    #[inline]
     pub fn row(&self) -> &'a [u8] {
         self.key.row()
     }
     /// The family.
+    #[inline]
     pub fn family(&self) -> &'a [u8] {
         self.key.family()
     }
     /// The qualifier.
+    #[inline]
     pub fn qualifier(&self) -> &'a [u8] {
         self.key.qualifier()
     }
     /// The timestamp.
+    #[inline]
     pub fn timestamp(&self) -> i64 {
         self.key.timestamp()
     }
     /// The type code.
+    #[inline]
     pub fn type_code(&self) -> u8 {
         self.key.type_code()
     }
 
     /// Bytes of this cell in KeyValue form (lengths, key, value, and tags if any).
+    #[inline]
     pub fn serialized_len(&self) -> usize {
         8 + self.key.as_bytes().len()
             + self.value.len()

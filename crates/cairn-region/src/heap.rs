@@ -29,6 +29,11 @@ pub trait CellScanner: Send {
     /// The row of the last cell sorting before `key` (`None`: the last cell of all), for
     /// reversed scans. Leaves the position undefined: callers seek afterwards.
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
+    /// Whether there is a current cell: `peek().is_some()`, for scanners that know it
+    /// without building the cell.
+    fn has_cell(&self) -> bool {
+        self.peek().is_some()
+    }
 }
 
 /// A store file's cells, hiding those newer than the reader's read point.
@@ -36,18 +41,36 @@ pub struct StoreFileScanner {
     inner: SharedHFileScanner,
     exhausted: bool,
     read_point: u64,
+    /// Whether the file may hold a cell newer than the read point. Most files cannot (they
+    /// were flushed before the scan began), and then no cell needs the check: HBase's
+    /// StoreFileScanner skips it the same way when the reader's max memstore ts is not past
+    /// the read point.
+    may_hide: bool,
 }
 
 impl StoreFileScanner {
     pub fn new(reader: &Arc<HFileReader>, read_point: u64) -> StoreFileScanner {
+        let may_hide = if reader.cell_layout().mvcc {
+            reader
+                .file_info()
+                .get_i64(cairn_hfile::file_info::keys::MAX_MEMSTORE_TS_KEY)
+                .is_none_or(|newest| newest < 0 || newest as u64 > read_point)
+        } else {
+            // Cells without a sequence id read as 0, which every read point sees.
+            false
+        };
         StoreFileScanner {
             inner: reader.shared_scanner(),
             exhausted: true,
             read_point,
+            may_hide,
         }
     }
 
     fn skip_invisible(&mut self) -> Result<()> {
+        if !self.may_hide {
+            return Ok(());
+        }
         while !self.exhausted {
             match self.inner.cell() {
                 Some(c) if c.sequence_id > self.read_point => {
@@ -68,6 +91,10 @@ impl CellScanner for StoreFileScanner {
         } else {
             self.inner.cell()
         }
+    }
+
+    fn has_cell(&self) -> bool {
+        !self.exhausted
     }
 
     fn next(&mut self) -> Result<()> {
@@ -172,6 +199,11 @@ impl<'a> KeyValueHeap<'a> {
     }
 
     fn pick(&mut self) {
+        // A scan of one store file (a compacted region, no memstore cells): nothing to merge.
+        if let [only] = self.scanners.as_slice() {
+            self.current = only.has_cell().then_some(0);
+            return;
+        }
         let mut best: Option<(usize, CellRef<'_>)> = None;
         for (i, s) in self.scanners.iter().enumerate() {
             if let Some(c) = s.peek() {
@@ -252,5 +284,90 @@ impl<'a> KeyValueHeap<'a> {
             }
         }
         Ok(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_hfile::{HFileWriter, KeyValue, ReaderOptions, WriterOptions};
+
+    /// Rows r0..r5 of one column; row i has sequence id i + 1.
+    fn file(dir: &std::path::Path, include_mvcc: bool) -> Arc<HFileReader> {
+        let path = dir.join(format!("f-{include_mvcc}"));
+        let out = std::fs::File::create(&path).unwrap();
+        let options = WriterOptions {
+            include_mvcc,
+            ..WriterOptions::default()
+        };
+        let mut w = HFileWriter::new(out, path.display().to_string(), options).unwrap();
+        for i in 0..6u64 {
+            let kv = KeyValue::put(format!("r{i}").as_bytes(), b"f", b"q", 1, b"v")
+                .unwrap()
+                .with_sequence_id(i + 1);
+            w.append(&kv.as_cell()).unwrap();
+        }
+        w.finish().unwrap();
+        Arc::new(HFileReader::open(&path, ReaderOptions::default()).unwrap())
+    }
+
+    fn rows(heap: &mut KeyValueHeap<'_>) -> Vec<String> {
+        heap.seek(&cairn_hfile::cell::first_on_row(b"").unwrap())
+            .unwrap();
+        let mut out = Vec::new();
+        while let Some(c) = heap.peek() {
+            out.push(String::from_utf8(c.row().to_vec()).unwrap());
+            heap.next().unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn a_store_file_scanner_hides_cells_past_its_read_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = file(dir.path(), true);
+        for (read_point, want) in [
+            (0, vec![]),
+            (3, vec!["r0", "r1", "r2"]),
+            (5, vec!["r0", "r1", "r2", "r3", "r4"]),
+            (6, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
+            (u64::MAX, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
+        ] {
+            let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(&reader, read_point));
+            assert_eq!(
+                rows(&mut KeyValueHeap::new(vec![s])),
+                want,
+                "read point {read_point}"
+            );
+        }
+    }
+
+    #[test]
+    fn cells_stored_without_sequence_ids_are_seen_at_every_read_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = file(dir.path(), false);
+        let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(&reader, 0));
+        assert_eq!(rows(&mut KeyValueHeap::new(vec![s])).len(), 6);
+    }
+
+    #[test]
+    fn a_heap_of_two_files_merges_and_a_heap_of_one_ends_with_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (file(dir.path(), true), file(dir.path(), false));
+        let two: Vec<Box<dyn CellScanner>> = vec![
+            Box::new(StoreFileScanner::new(&a, 2)),
+            Box::new(StoreFileScanner::new(&b, 0)),
+        ];
+        let mut heap = KeyValueHeap::new(two);
+        assert_eq!(
+            rows(&mut heap),
+            ["r0", "r0", "r1", "r1", "r2", "r3", "r4", "r5"]
+        );
+        let one: Vec<Box<dyn CellScanner>> = vec![Box::new(StoreFileScanner::new(&a, 1))];
+        let mut heap = KeyValueHeap::new(one);
+        assert_eq!(rows(&mut heap), ["r0"]);
+        assert!(heap.peek().is_none());
+        heap.next().unwrap();
+        assert!(heap.peek().is_none());
     }
 }

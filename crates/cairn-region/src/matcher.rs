@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use cairn_filter::{Filter, ReturnCode};
-use cairn_hfile::cell::{make_key, CellType};
+use cairn_hfile::cell::{make_key, same_bytes, CellType};
 use cairn_hfile::CellRef;
 
 use crate::descriptor::ColumnFamilyDescriptor;
@@ -112,11 +112,33 @@ pub struct Matcher {
     delete_cell: Option<(Vec<u8>, i64, u8)>,
     column_index: usize,
     // Per column.
-    column: Option<Vec<u8>>,
+    column: ColumnSlot,
     count: u32,
     last_ts_type: Option<(i64, u8)>,
     after_filter: u32,
-    after_filter_column: Option<Vec<u8>>,
+    after_filter_column: ColumnSlot,
+}
+
+/// The qualifier of the column being matched, or none. Set once per column of every row a
+/// scan passes, so it keeps its allocation instead of copying into a new `Vec` each time.
+#[derive(Default)]
+struct ColumnSlot {
+    qualifier: Vec<u8>,
+    set: bool,
+}
+
+impl ColumnSlot {
+    fn is(&self, q: &[u8]) -> bool {
+        self.set && same_bytes(&self.qualifier, q)
+    }
+
+    fn set(&mut self, q: Option<&[u8]>) {
+        self.qualifier.clear();
+        self.set = q.is_some();
+        if let Some(q) = q {
+            self.qualifier.extend_from_slice(q);
+        }
+    }
 }
 
 fn is_delete(type_code: u8) -> bool {
@@ -171,11 +193,11 @@ impl Matcher {
             family_versions: HashSet::new(),
             delete_cell: None,
             column_index: 0,
-            column: None,
+            column: ColumnSlot::default(),
             count: 0,
             last_ts_type: None,
             after_filter: 0,
-            after_filter_column: None,
+            after_filter_column: ColumnSlot::default(),
         }
     }
 
@@ -193,11 +215,11 @@ impl Matcher {
         self.column_index = 0;
         self.reset_column(None);
         self.after_filter = 0;
-        self.after_filter_column = None;
+        self.after_filter_column.set(None);
     }
 
     fn reset_column(&mut self, q: Option<&[u8]>) {
-        self.column = q.map(|q| q.to_vec());
+        self.column.set(q);
         self.count = 0;
         self.last_ts_type = None;
     }
@@ -267,7 +289,7 @@ impl Matcher {
         cell: &CellRef<'_>,
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> MatchCode {
-        if !cairn_hfile::cell::same_bytes(cell.family(), &self.family) {
+        if !same_bytes(cell.family(), &self.family) {
             self.family = cell.family().to_vec();
             self.rules = self.families.get(cell.family()).cloned();
             self.later_family = self
@@ -280,10 +302,23 @@ impl Matcher {
                 .is_some();
             self.reset_family();
         }
-        let Some(rules) = self.rules.clone() else {
+        // Taken out and put back rather than cloned: an `Arc` clone per cell was two atomic
+        // operations on every cell a scan passed.
+        let Some(rules) = self.rules.take() else {
             // A family the scan did not ask for (or that the table lacks).
             return MatchCode::SeekNextRow;
         };
+        let code = self.match_with_rules(&rules, cell, filter);
+        self.rules = Some(rules);
+        code
+    }
+
+    fn match_with_rules(
+        &mut self,
+        rules: &FamilyRules,
+        cell: &CellRef<'_>,
+        filter: Option<&mut (dyn Filter + 'static)>,
+    ) -> MatchCode {
         let mut filter = filter;
         if let Some(f) = filter.as_deref_mut() {
             if f.filter_all_remaining() {
@@ -299,7 +334,7 @@ impl Matcher {
             }
         }
         if rules.min_versions == 0 && ts < rules.oldest_unexpired {
-            return self.next_row_or_next_column(&rules, cell);
+            return self.next_row_or_next_column(rules, cell);
         }
         let fresh = cell.sequence_id > self.read_point;
         if is_delete(type_code) {
@@ -329,7 +364,7 @@ impl Matcher {
         }
         if self.mode != MatchMode::Raw && !fresh {
             match self.is_deleted(cell) {
-                Deleted::Column => return self.next_row_or_next_column(&rules, cell),
+                Deleted::Column => return self.next_row_or_next_column(rules, cell),
                 Deleted::Version => return MatchCode::Skip,
                 Deleted::No => {}
             }
@@ -339,7 +374,7 @@ impl Matcher {
                 return MatchCode::Skip;
             }
             if ts < self.time_range.min {
-                return self.next_row_or_next_column(&rules, cell);
+                return self.next_row_or_next_column(rules, cell);
             }
         }
         // checkColumn (explicit tracker).
@@ -371,9 +406,9 @@ impl Matcher {
             }
         }
         // checkVersions.
-        let max = self.versions_to_check(&rules);
+        let max = self.versions_to_check(rules);
         let code = if rules.columns.is_some() {
-            if self.column.as_deref() != Some(cell.qualifier()) {
+            if !self.column.is(cell.qualifier()) {
                 self.reset_column(Some(cell.qualifier()));
             }
             if fresh && self.mode != MatchMode::User {
@@ -398,7 +433,7 @@ impl Matcher {
                 }
             }
         } else {
-            if self.column.as_deref() != Some(cell.qualifier()) {
+            if !self.column.is(cell.qualifier()) {
                 self.reset_column(Some(cell.qualifier()));
             }
             if fresh && self.mode != MatchMode::User {
@@ -437,7 +472,7 @@ impl Matcher {
             (ReturnCode::NextCol, MatchCode::IncludeAndSeekNextRow) => {
                 return MatchCode::SeekNextRow
             }
-            (ReturnCode::NextCol, _) => return self.next_row_or_next_column(&rules, cell),
+            (ReturnCode::NextCol, _) => return self.next_row_or_next_column(rules, cell),
             (ReturnCode::NextRow, _) => return MatchCode::SeekNextRow,
             (ReturnCode::SeekNextUsingHint, _) => {
                 return match f.next_cell_hint(cell) {
@@ -450,12 +485,12 @@ impl Matcher {
             (ReturnCode::IncludeAndNextCol, _) => code,
             (ReturnCode::IncludeAndSeekNextRow, _) => MatchCode::IncludeAndSeekNextRow,
         };
-        if self.after_filter_column.as_deref() != Some(cell.qualifier()) {
-            self.after_filter_column = Some(cell.qualifier().to_vec());
+        if !self.after_filter_column.is(cell.qualifier()) {
+            self.after_filter_column.set(Some(cell.qualifier()));
             self.after_filter = 0;
         }
         self.after_filter += 1;
-        if self.after_filter > self.versions_after_filter(&rules) {
+        if self.after_filter > self.versions_after_filter(rules) {
             code = if code == MatchCode::IncludeAndSeekNextRow {
                 MatchCode::SeekNextRow
             } else {

@@ -74,6 +74,11 @@ pub struct RegionScanner {
     /// Reversed scans: the next row is the last one before this key.
     reverse_cursor: Option<Vec<u8>>,
     metrics: Option<Arc<crate::metrics::RegionMetrics>>,
+    /// Rows filtered out since the last call returned, added to the region's metric once per
+    /// call: a filtered scan passes millions of rows, and an atomic add per row showed up.
+    filtered_rows: u64,
+    /// The row being assembled, kept to reuse its allocation from row to row.
+    row: Vec<u8>,
     /// `Scan.cache_blocks`: false reads data blocks without adding them to the block cache.
     cache_blocks: bool,
     /// `None` when the caller holds the registration (a multi-get's batch).
@@ -112,6 +117,8 @@ impl RegionScanner {
             started: false,
             reverse_cursor: None,
             metrics: p.metrics,
+            filtered_rows: 0,
+            row: Vec::new(),
             cache_blocks: true,
             _guard: p.guard,
         }
@@ -138,11 +145,19 @@ impl RegionScanner {
 
     /// The next row (or part of one, with a batch limit); `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Vec<KeyValue>>> {
-        if self.cache_blocks {
+        let r = if self.cache_blocks {
             self.next_row_inner()
         } else {
             cairn_blockcache::without_caching_data_blocks(|| self.next_row_inner())
+        };
+        if self.filtered_rows > 0 {
+            if let Some(m) = &self.metrics {
+                m.filtered_read_request_count
+                    .fetch_add(self.filtered_rows, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.filtered_rows = 0;
         }
+        r
     }
 
     fn next_row_inner(&mut self) -> Result<Option<Vec<KeyValue>>> {
@@ -153,24 +168,24 @@ impl RegionScanner {
             if self.done || (self.limit > 0 && self.rows >= self.limit) {
                 return Ok(None);
             }
-            let row = if self.reversed {
+            let found = if self.reversed {
                 self.next_reverse_row()?
             } else {
                 self.next_forward_row()?
             };
-            let Some(row) = row else {
+            if !found {
                 self.done = true;
                 continue;
-            };
-            let cells = self.assemble_row(&row)?;
+            }
+            let row = std::mem::take(&mut self.row);
+            let cells = self.assemble_row(&row);
+            self.row = row;
+            let cells = cells?;
             if self.single_row {
                 self.done = true;
             }
             if cells.is_empty() {
-                if let Some(m) = &self.metrics {
-                    m.filtered_read_request_count
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
+                self.filtered_rows += 1;
                 continue;
             }
             self.rows += 1;
@@ -198,24 +213,28 @@ impl RegionScanner {
         Ok(out)
     }
 
-    fn next_forward_row(&mut self) -> Result<Option<Vec<u8>>> {
+    /// Puts the next row in `self.row`; false when there is none.
+    fn next_forward_row(&mut self) -> Result<bool> {
         if !self.started {
             self.started = true;
             self.heap.seek(&first_on_row(&self.start_row)?)?;
         }
         let Some(c) = self.heap.peek() else {
-            return Ok(None);
+            return Ok(false);
         };
         let row = c.row();
         if !self.stop_row.is_empty()
             && compare_bytes(row, &self.stop_row) != std::cmp::Ordering::Less
         {
-            return Ok(None);
+            return Ok(false);
         }
-        Ok(Some(row.to_vec()))
+        self.row.clear();
+        self.row.extend_from_slice(row);
+        Ok(true)
     }
 
-    fn next_reverse_row(&mut self) -> Result<Option<Vec<u8>>> {
+    /// Puts the next row (going backwards) in `self.row`; false when there is none.
+    fn next_reverse_row(&mut self) -> Result<bool> {
         let cursor = if !self.started {
             self.started = true;
             if self.start_row.is_empty() {
@@ -226,21 +245,22 @@ impl RegionScanner {
         } else {
             match &self.reverse_cursor {
                 Some(c) => Some(c.clone()),
-                None => return Ok(None),
+                None => return Ok(false),
             }
         };
         let Some(row) = self.heap.last_row_before(cursor.as_deref())? else {
-            return Ok(None);
+            return Ok(false);
         };
         // A reversed scan's stop row is an exclusive lower bound.
         if !self.stop_row.is_empty()
             && compare_bytes(&row, &self.stop_row) != std::cmp::Ordering::Greater
         {
-            return Ok(None);
+            return Ok(false);
         }
         self.reverse_cursor = Some(first_on_row(&row)?);
         self.heap.seek(&first_on_row(&row)?)?;
-        Ok(Some(row))
+        self.row = row;
+        Ok(true)
     }
 
     /// Moves every scanner past `row`. Most rows have a cell or two left when the matcher is

@@ -388,6 +388,16 @@ fn filters_from_the_filter_language_apply_server_side() {
         .map(|i| (format!("row{i}"), "q".to_string()))
         .collect();
     assert_eq!(got, want);
+    // row00-row09 fail the prefix, and seven of row10-row19 lose every cell to the value
+    // filter: HBase counts each as a filtered read request.
+    let filtered: u64 = s
+        .region_metrics()
+        .iter()
+        .flat_map(|(_, m)| m.iter())
+        .filter(|(name, _)| *name == "filteredReadRequestCount")
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(filtered, 17);
     let page = cairn_filter::parse_filter("PageFilter (4)").unwrap();
     assert_eq!(rows(&s, &t, Scan::new().filter(page)).len(), 4);
     let keys = cairn_filter::parse_filter("KeyOnlyFilter ()").unwrap();
