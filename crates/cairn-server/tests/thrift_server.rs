@@ -838,3 +838,134 @@ fn rows_read_ahead_are_the_rows_the_client_gets_next() {
         server.shutdown().unwrap();
     }
 }
+
+/// A client that sends many calls before reading any answer (pipelining, as load generators
+/// do) gets every answer, in order, each to its own call — with writes between them.
+#[test]
+fn pipelined_calls_are_answered_in_order() {
+    use cairn_thrift::hbase::TRowResult;
+    use thrift::protocol::{
+        TFieldIdentifier, TMapIdentifier, TMessageIdentifier, TMessageType, TSerializable,
+        TStructIdentifier, TType,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &[]);
+    let mut c = client(server.thrift_addr(), false, false);
+    let t = b"pipe".to_vec();
+    c.create_table(t.clone(), vec![family("f", 1)]).unwrap();
+    let batch: Vec<BatchMutation> = (0..50)
+        .filter(|i| i % 5 != 3)
+        .map(|i| BatchMutation {
+            row: Some(format!("r{i:03}").into_bytes()),
+            mutations: Some(vec![put("f:q", &format!("v{i}"))]),
+        })
+        .collect();
+    c.mutate_rows(t.clone(), batch, no_attrs()).unwrap();
+
+    // getRow for r000..r049 (every fifth from r003 missing), a mutateRow of r003 after the
+    // 25th call, and getRow r003 again at the end.
+    let mut calls = Vec::new();
+    {
+        let mut o = TBinaryOutputProtocol::new(&mut calls, true);
+        let string_field = |o: &mut TBinaryOutputProtocol<&mut Vec<u8>>, id, v: &[u8]| {
+            o.write_field_begin(&TFieldIdentifier::new("f", TType::String, id))
+                .unwrap();
+            o.write_bytes(v).unwrap();
+            o.write_field_end().unwrap();
+        };
+        let mut seq = 0;
+        let mut get_row = |o: &mut TBinaryOutputProtocol<&mut Vec<u8>>, row: &[u8]| {
+            seq += 1;
+            o.write_message_begin(&TMessageIdentifier::new("getRow", TMessageType::Call, seq))
+                .unwrap();
+            o.write_struct_begin(&TStructIdentifier::new("args"))
+                .unwrap();
+            string_field(o, 1, &t);
+            string_field(o, 2, row);
+            o.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))
+                .unwrap();
+            o.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, 0))
+                .unwrap();
+            o.write_map_end().unwrap();
+            o.write_field_end().unwrap();
+            o.write_field_stop().unwrap();
+            o.write_struct_end().unwrap();
+            o.write_message_end().unwrap();
+        };
+        for i in 0..50 {
+            get_row(&mut o, format!("r{i:03}").as_bytes());
+            if i == 24 {
+                o.write_message_begin(&TMessageIdentifier::new(
+                    "mutateRow",
+                    TMessageType::Call,
+                    1000,
+                ))
+                .unwrap();
+                o.write_struct_begin(&TStructIdentifier::new("args"))
+                    .unwrap();
+                string_field(&mut o, 1, &t);
+                string_field(&mut o, 2, b"r003");
+                o.write_field_begin(&TFieldIdentifier::new("mutations", TType::List, 3))
+                    .unwrap();
+                o.write_list_begin(&thrift::protocol::TListIdentifier::new(TType::Struct, 1))
+                    .unwrap();
+                put("f:q", "late").write_to_out_protocol(&mut o).unwrap();
+                o.write_list_end().unwrap();
+                o.write_field_end().unwrap();
+                o.write_field_stop().unwrap();
+                o.write_struct_end().unwrap();
+                o.write_message_end().unwrap();
+            }
+        }
+        get_row(&mut o, b"r003");
+        o.flush().unwrap();
+    }
+    let answers = send_raw(server.thrift_addr(), &calls);
+
+    let mut i = TBinaryInputProtocol::new(answers.as_slice(), true);
+    let mut got = Vec::new();
+    while let Ok(m) = i.read_message_begin() {
+        assert_eq!(m.message_type, TMessageType::Reply, "{m:?}");
+        let mut rows: Vec<TRowResult> = Vec::new();
+        i.read_struct_begin().unwrap();
+        loop {
+            let f = i.read_field_begin().unwrap();
+            match (f.field_type, f.id) {
+                (TType::Stop, _) => break,
+                (TType::List, Some(0)) => {
+                    let l = i.read_list_begin().unwrap();
+                    for _ in 0..l.size {
+                        rows.push(TRowResult::read_from_in_protocol(&mut i).unwrap());
+                    }
+                    i.read_list_end().unwrap();
+                }
+                other => panic!("call {} answered with {other:?}", m.sequence_number),
+            }
+            i.read_field_end().unwrap();
+        }
+        i.read_struct_end().unwrap();
+        let values: Vec<String> = rows
+            .iter()
+            .flat_map(|r| r.columns.as_ref().unwrap().values())
+            .map(|c| String::from_utf8(c.value.clone().unwrap()).unwrap())
+            .collect();
+        got.push((m.sequence_number, values));
+    }
+    let mut want: Vec<(i32, Vec<String>)> = Vec::new();
+    for i in 0..50 {
+        let seq = i + 1;
+        want.push((
+            seq,
+            if i % 5 == 3 {
+                vec![]
+            } else {
+                vec![format!("v{i}")]
+            },
+        ));
+        if i == 24 {
+            want.push((1000, vec![]));
+        }
+    }
+    want.push((51, vec!["late".to_string()]));
+    assert_eq!(got, want);
+}
