@@ -3,8 +3,12 @@
 # HBase from Maven Central's jars: master, region server and ZooKeeper in one JVM, data on local
 # disk), same data, same client: load, single gets, 100-row multi-gets and full scans, rows per
 # second and the cairn/HBase ratio, and rows per second of the servers' own CPU time (the Python
-# client caps the first on a small machine; the second is what the server costs). Then cached gets from CONNS client processes against cairn
-# serve restricted to one CPU and to two (taskset), and the scaling between them.
+# client caps the first on a small machine; the second is what the server costs). Then the same
+# single gets from a light client (crates/cairn-server/examples/thrift_get_load.rs: Rust, CONNS
+# connections with DEPTH calls in flight each, every answer decoded and checked), which costs
+# the server's CPU a small share, so the servers rather than the client set the pace. Last,
+# cached gets against cairn serve restricted to one CPU and to two (taskset), from CONNS happybase
+# processes and from the light client, and the scaling between them.
 #
 #   bench/thrift-vs-hbase.sh            # ROWS=20000 VALUE=1024 BENCH_SECONDS=10 CONNS=4
 #   SKIP_HBASE=1 bench/thrift-vs-hbase.sh
@@ -17,6 +21,7 @@ ROWS=${ROWS:-20000}
 VALUE=${VALUE:-1024}
 SECONDS_EACH=${BENCH_SECONDS:-10}
 CONNS=${CONNS:-4}
+DEPTH=${DEPTH:-64}
 work=$(mktemp -d /tmp/thrift-bench.XXXXXX)
 pids=()
 cleanup() {
@@ -42,9 +47,27 @@ bench() {
 
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore happybase==1.3.0
 cargo build --release --locked -p cairn-cli
+cargo build --release --locked -p cairn-server --example thrift_get_load
 echo "machine: $(nproc) CPUs; $ROWS rows x $VALUE B, ${SECONDS_EACH} s per workload, happybase $(python3 -c 'import happybase; print(happybase.__version__)')"
 
-run_cairn() { # $1: taskset CPU list, $2: JSON file; remaining: bench modes
+# Pipelined single gets from the light client; merges its gets/s (and per server CPU-second)
+# into a JSON file. $1: port, $2: JSON file, $3: server pids (comma-separated)
+pipelined() {
+    target/release/examples/thrift_get_load --port "$1" --rows "$ROWS" --connections "$CONNS" \
+        --depth "$DEPTH" --seconds "$SECONDS_EACH" --pids "$3" >"$work/pipelined.json"
+    python3 - "$2" "$work/pipelined.json" <<'EOF'
+import json, os, sys
+into, got = sys.argv[1], json.load(open(sys.argv[2]))
+d = json.load(open(into)) if os.path.exists(into) else {}
+for k in ("pipelined_gets", "pipelined_gets_per_server_cpu_s"):
+    d[k] = got[k]
+json.dump(d, open(into, "w"), indent=1)
+print("%-14s %12.0f rows/s (light client: %d connections x %d in flight; client CPU %.2f s)"
+      % ("pipelined_gets", got["pipelined_gets"], got["connections"], got["depth"], got["client_cpu_s"]))
+EOF
+}
+
+run_cairn() { # $1: taskset CPU list, $2: JSON file; remaining: bench modes (or "pipelined")
     local cpus=$1 json=$2
     shift 2
     local port
@@ -54,7 +77,13 @@ run_cairn() { # $1: taskset CPU list, $2: JSON file; remaining: bench modes
     local pid=$!
     pids+=("$pid")
     wait_port "$port"
-    for mode in "$@"; do bench --port "$port" --json "$json" --pids "$pid" "$mode"; done
+    for mode in "$@"; do
+        if [ "$mode" = pipelined ]; then
+            pipelined "$port" "$json" "$pid"
+        else
+            bench --port "$port" --json "$json" --pids "$pid" "$mode"
+        fi
+    done
     # the server's own CPU time (user + system) over its whole life
     python3 - "$pid" "$json" <<'EOF'
 import json, os, sys
@@ -72,7 +101,7 @@ EOF
 echo
 echo "== cairn serve (all CPUs)"
 rm -rf "$work/cairn"
-run_cairn "0-$(($(nproc) - 1))" "$work/cairn.json" load read
+run_cairn "0-$(($(nproc) - 1))" "$work/cairn.json" load read pipelined
 
 if [ -z "${SKIP_HBASE:-}" ]; then
     echo
@@ -120,22 +149,25 @@ EOF
         sleep 3
     done
     bench --port "$hport" --json "$work/hbase.json" --pids "$hbase_pid,$thrift_pid" read
+    pipelined "$hport" "$work/hbase.json" "$hbase_pid,$thrift_pid"
     echo
     echo "== same run, same data, same client"
     python3 bench/thrift/happybase_bench.py compare "$work/cairn.json" "$work/hbase.json"
 fi
 
 echo
-echo "== cached gets from $CONNS client processes, cairn serve on 1 CPU vs 2 CPUs"
-run_cairn 0 "$work/one.json" conc
-run_cairn 0,1 "$work/two.json" conc
-python3 - "$work/one.json" "$work/two.json" "$CONNS" "$SECONDS_EACH" <<'EOF'
+echo "== cached gets, cairn serve on 1 CPU vs 2 CPUs: $CONNS happybase processes, then the light client"
+run_cairn 0 "$work/one.json" conc pipelined
+run_cairn 0,1 "$work/two.json" conc pipelined
+python3 - "$work/one.json" "$work/two.json" "$CONNS" <<'EOF'
 import json, sys
 one, two, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 k = "conc_gets_" + n
-print("1 CPU: %.0f gets/s, 2 CPUs: %.0f gets/s, scaling %.2fx" % (one[k], two[k], two[k] / one[k]))
-secs = float(sys.argv[4])
+print("happybase x %s: 1 CPU: %.0f gets/s, 2 CPUs: %.0f gets/s, scaling %.2fx"
+      % (n, one[k], two[k], two[k] / one[k]))
+p = "pipelined_gets"
+print("light client:  1 CPU: %.0f gets/s, 2 CPUs: %.0f gets/s, scaling %.2fx"
+      % (one[p], two[p], two[p] / one[p]))
 for name, d in (("1 CPU", one), ("2 CPUs", two)):
-    print("%s: server used %.1f CPU-s for %.0f gets: %.0f gets per server CPU-second"
-          % (name, d["server_cpu_s"], d[k] * secs, d[k] * secs / d["server_cpu_s"]))
+    print("light client, %s: %.0f gets per server CPU-second" % (name, d[p + "_per_server_cpu_s"]))
 EOF

@@ -8,8 +8,9 @@
 //!   cargo run --release -p cairn-server --example thrift_get_load -- --port 9090 \
 //!       --rows 20000 --connections 4 --depth 16 --seconds 10
 //!
-//! Prints one JSON object: gets per second, and the client's own CPU seconds. Expects the
-//! table `bench_thrift` with rows `user%010d` (bench/thrift/happybase_bench.py load).
+//! Prints one JSON object: gets per second, the client's own CPU seconds, and with
+//! `--pids P1,P2` the gets per second of those (server) processes' CPU time. Expects the table
+//! `bench_thrift` with rows `user%010d` (bench/thrift/happybase_bench.py load).
 
 use std::io::{BufReader, BufWriter};
 use std::net::TcpStream;
@@ -31,6 +32,7 @@ struct Args {
     connections: usize,
     depth: usize,
     seconds: f64,
+    pids: Vec<u32>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -42,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         connections: 4,
         depth: 16,
         seconds: 10.0,
+        pids: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +58,12 @@ fn parse_args() -> Result<Args, String> {
             "--connections" => a.connections = v.parse().map_err(|e| bad(&e))?,
             "--depth" => a.depth = v.parse().map_err(|e| bad(&e))?,
             "--seconds" => a.seconds = v.parse().map_err(|e| bad(&e))?,
+            "--pids" => {
+                a.pids = v
+                    .split(',')
+                    .map(|p| p.parse().map_err(|e| bad(&e)))
+                    .collect::<Result<_, _>>()?
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -185,6 +194,27 @@ fn cpu_seconds() -> f64 {
     t(u.ru_utime) + t(u.ru_stime)
 }
 
+/// CPU seconds (user + system) the processes `pids` have used so far.
+fn process_cpu_seconds(pids: &[u32]) -> Result<f64, String> {
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut total = 0.0;
+    for pid in pids {
+        let path = format!("/proc/{pid}/stat");
+        let stat = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        // Fields after the command name (which may hold spaces) end at its last ')'.
+        let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let field = |i: usize| -> Result<f64, String> {
+            f.get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| format!("{path}: no CPU time field"))
+        };
+        total += (field(11)? + field(12)?) / ticks;
+    }
+    Ok(total)
+}
+
 fn main() {
     let a = match parse_args() {
         Ok(a) => Arc::new(a),
@@ -203,6 +233,12 @@ fn main() {
         .collect();
     // Connections open and the first batches go out before the clock starts.
     std::thread::sleep(Duration::from_millis(500));
+    let server_cpu = || process_cpu_seconds(&a.pids);
+    let fail = |e: String| -> ! {
+        eprintln!("thrift_get_load: {e}");
+        std::process::exit(1)
+    };
+    let server0 = server_cpu().unwrap_or_else(|e| fail(e));
     let (start, cpu0, gets0) = (Instant::now(), cpu_seconds(), done.load(Ordering::Relaxed));
     std::thread::sleep(Duration::from_secs_f64(a.seconds));
     let (took, cpu, gets) = (
@@ -210,21 +246,25 @@ fn main() {
         cpu_seconds() - cpu0,
         done.load(Ordering::Relaxed) - gets0,
     );
+    let server = server_cpu().unwrap_or_else(|e| fail(e)) - server0;
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         match w.join() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                eprintln!("thrift_get_load: {e}");
-                std::process::exit(1);
-            }
-            Err(_) => std::process::exit(1),
+            Ok(Err(e)) => fail(e),
+            Err(_) => fail("a connection's thread panicked".into()),
         }
     }
+    let per_server_cpu = if a.pids.is_empty() || server <= 0.0 {
+        "null".to_string()
+    } else {
+        format!("{:.0}", gets as f64 / server)
+    };
     println!(
-        "{{\"gets_per_s\": {:.0}, \"client_cpu_s\": {:.3}, \"seconds\": {:.3}, \"connections\": {}, \"depth\": {}}}",
+        "{{\"pipelined_gets\": {:.0}, \"pipelined_gets_per_server_cpu_s\": {per_server_cpu}, \"client_cpu_s\": {:.3}, \"server_cpu_s\": {:.3}, \"seconds\": {:.3}, \"connections\": {}, \"depth\": {}}}",
         gets as f64 / took,
         cpu,
+        server,
         took,
         a.connections,
         a.depth
