@@ -22,7 +22,7 @@ use crate::matcher::{MatchMode, Matcher};
 use crate::metrics::RegionMetrics;
 use crate::mutation::{Delete, Get, Increment, Put, Scan};
 use crate::mvcc::Mvcc;
-use crate::scanner::{ReadPoints, RegionScanner, ScannerParts};
+use crate::scanner::{ReadPointGuard, ReadPoints, RegionScanner, ScannerParts};
 use crate::store::{now_ms, CompactionOutcome, Store, Throttle};
 
 const ROW_LOCK_STRIPES: usize = 256;
@@ -570,8 +570,20 @@ impl Region {
     /// One row's cells.
     pub fn get(&self, get: Get) -> Result<Vec<KeyValue>> {
         self.check_row(&get.row)?;
-        let mut s = self.scanner(get.into_scan())?;
-        Ok(s.next_row()?.unwrap_or_default())
+        self.check_open()?;
+        // The get is over before this returns: its registration and the scanner borrow
+        // from the region instead of sharing it (reference counts other cores also touch).
+        let rp = self.mvcc.read_point();
+        let _hold = self.read_points.hold(rp);
+        let mut s = self.scanner_at(get.into_scan(), rp, None, false)?;
+        let row = s.next_row()?.unwrap_or_default();
+        let filtered = s.take_filtered_rows();
+        if filtered > 0 {
+            self.metrics
+                .filtered_read_request_count
+                .fetch_add(filtered, Ordering::Relaxed);
+        }
+        Ok(row)
     }
 
     /// Several rows in one pass: the batch is walked in key order over one set of
@@ -596,7 +608,7 @@ impl Region {
             }
         }
         let rp = self.mvcc.read_point();
-        let _guard = self.read_points.register(rp);
+        let _hold = self.read_points.hold(rp);
         let mut scanners: Vec<Box<dyn CellScanner>> = Vec::new();
         for s in self.stores.values() {
             scanners.extend(s.scanners(rp, Default::default(), None, None, i64::MIN)?);
@@ -687,13 +699,26 @@ impl Region {
     }
 
     /// A scanner over a consistent snapshot: the read point is fixed now.
-    pub fn scanner(&self, mut scan: Scan) -> Result<RegionScanner> {
+    pub fn scanner(&self, scan: Scan) -> Result<RegionScanner> {
         self.check_open()?;
+        let rp = self.mvcc.read_point();
+        let guard = self.read_points.register(rp);
+        self.scanner_at(scan, rp, Some(guard), true)
+    }
+
+    /// A scanner at read point `rp`, which the caller has registered (`guard`, or a hold
+    /// that outlives the scanner). `metrics`: the scanner adds its filtered rows to the
+    /// region's counter itself.
+    fn scanner_at(
+        &self,
+        mut scan: Scan,
+        rp: u64,
+        guard: Option<ReadPointGuard>,
+        metrics: bool,
+    ) -> Result<RegionScanner> {
         if let Some(f) = scan.filter.as_deref_mut() {
             f.set_reversed(scan.reversed);
         }
-        let rp = self.mvcc.read_point();
-        let guard = self.read_points.register(rp);
         let now = self.ttl_clock();
         let matcher = self.matcher_for(&scan, rp, now)?;
         let single = scan.single_row.then_some(scan.start_row.as_slice());
@@ -738,8 +763,8 @@ impl Region {
             batch: scan.batch,
             limit: scan.limit,
             single_row: scan.single_row,
-            guard: Some(guard),
-            metrics: Some(self.metrics.clone()),
+            guard,
+            metrics: metrics.then(|| self.metrics.clone()),
         });
         scanner.set_cache_blocks(cache_blocks);
         Ok(scanner)

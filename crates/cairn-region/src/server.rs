@@ -568,7 +568,15 @@ impl RegionServer {
     }
 
     pub fn get(&self, table: &TableName, get: Get) -> Result<Vec<KeyValue>> {
-        let t = self.enabled_table(table)?;
+        // Under the map's read lock rather than with a clone of the table's Arc: one shared
+        // count fewer to write per get.
+        let tables = self.tables.read();
+        let t = tables
+            .get(table)
+            .ok_or_else(|| RegionError::TableNotFound(table.to_string()))?;
+        if !t.is_enabled() {
+            return Err(RegionError::TableDisabled(table.to_string()));
+        }
         t.region_for(&get.row).get(get)
     }
 

@@ -281,14 +281,19 @@ impl Store {
         columns: Option<&[Vec<u8>]>,
         oldest_unexpired: i64,
     ) -> Result<Vec<Box<dyn CellScanner>>> {
-        let s = self.state();
+        // Only what the scanners keep is cloned: every clone and drop of a shared count is a
+        // write to a cache line the other cores' reads also write.
         let mut out: Vec<Box<dyn CellScanner>> = Vec::new();
-        for seg in std::iter::once(&s.active).chain(s.snapshot.iter()) {
-            if !seg.is_empty() {
-                out.push(Box::new(SegmentScanner::new(seg.clone(), read_point)));
+        let files = {
+            let s = self.state.read();
+            for seg in std::iter::once(&s.active).chain(s.snapshot.iter()) {
+                if !seg.is_empty() {
+                    out.push(Box::new(SegmentScanner::new(seg.clone(), read_point)));
+                }
             }
-        }
-        for f in s.files.iter().rev() {
+            s.files.clone()
+        };
+        for f in files.iter().rev() {
             if let Some((lo, hi)) = f.time_range {
                 if !time_range.overlaps(lo, hi) || hi < oldest_unexpired {
                     continue;

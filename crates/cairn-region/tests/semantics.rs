@@ -390,14 +390,26 @@ fn filters_from_the_filter_language_apply_server_side() {
     assert_eq!(got, want);
     // row00-row09 fail the prefix, and seven of row10-row19 lose every cell to the value
     // filter: HBase counts each as a filtered read request.
-    let filtered: u64 = s
-        .region_metrics()
-        .iter()
-        .flat_map(|(_, m)| m.iter())
-        .filter(|(name, _)| *name == "filteredReadRequestCount")
-        .map(|(_, v)| v)
-        .sum();
-    assert_eq!(filtered, 17);
+    let filtered = || -> u64 {
+        s.region_metrics()
+            .iter()
+            .flat_map(|(_, m)| m.iter())
+            .filter(|(name, _)| *name == "filteredReadRequestCount")
+            .map(|(_, v)| v)
+            .sum()
+    };
+    assert_eq!(filtered(), 17);
+    // So is a get whose row the filter rejects, and not one whose row it keeps.
+    let prefix = || cairn_filter::parse_filter("PrefixFilter ('row1')").unwrap();
+    assert!(s
+        .get(&t, Get::new("row05").filter(prefix()))
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        s.get(&t, Get::new("row15").filter(prefix())).unwrap().len(),
+        2
+    );
+    assert_eq!(filtered(), 18);
     let page = cairn_filter::parse_filter("PageFilter (4)").unwrap();
     assert_eq!(rows(&s, &t, Scan::new().filter(page)).len(), 4);
     let keys = cairn_filter::parse_filter("KeyOnlyFilter ()").unwrap();
