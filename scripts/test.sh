@@ -36,6 +36,7 @@ export CAIRN_REQUIRE_HBASE_INTEROP=1
 
 step "format"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 step "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings

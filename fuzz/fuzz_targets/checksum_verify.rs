@@ -6,7 +6,7 @@
 use std::io::Read;
 
 use cairn_checksum::hdfs::BlockMetadataHeader;
-use cairn_checksum::{ChecksumType, DataChecksum, ChecksumReader, Implementation};
+use cairn_checksum::{ChecksumReader, ChecksumType, DataChecksum, Implementation};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {

@@ -28,9 +28,15 @@ fn base_file(compression: Compression, bloom_type: BloomType) -> Vec<u8> {
     };
     let mut w = HFileWriter::new(Vec::new(), "base", options).expect("options");
     for i in 0..60u32 {
-        let kv = KeyValue::put(format!("r{i:03}").as_bytes(), b"f", b"q", i as i64, b"value")
-            .expect("cell")
-            .with_sequence_id(i as u64);
+        let kv = KeyValue::put(
+            format!("r{i:03}").as_bytes(),
+            b"f",
+            b"q",
+            i as i64,
+            b"value",
+        )
+        .expect("cell")
+        .with_sequence_id(i as u64);
         w.append(&kv.as_cell()).expect("append");
     }
     w.finish().expect("finish").0
@@ -48,7 +54,11 @@ fn bases() -> &'static [Vec<u8>] {
 }
 
 fn exercise(file: Vec<u8>) {
-    let Ok(r) = HFileReader::open_source("fuzz".into(), Arc::new(Bytes::from(file)), ReaderOptions::default()) else {
+    let Ok(r) = HFileReader::open_source(
+        "fuzz".into(),
+        Arc::new(Bytes::from(file)),
+        ReaderOptions::default(),
+    ) else {
         return;
     };
     let mut s = r.scanner();
