@@ -7,6 +7,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use bytes::Bytes;
+
 /// Largest row HBase accepts (`Short.MAX_VALUE`).
 pub const MAX_ROW_LEN: usize = i16::MAX as usize;
 /// Largest family HBase accepts (`Byte.MAX_VALUE`).
@@ -357,7 +359,28 @@ impl<'a> CellRef<'a> {
         buf.extend_from_slice(self.value);
         buf.extend_from_slice(self.tags);
         KeyValue {
-            buf,
+            buf: Bytes::from(buf),
+            key_len: key.len() as u32,
+            value_len: self.value.len() as u32,
+            sequence_id: self.sequence_id,
+        }
+    }
+
+    /// An owned cell that shares `block`'s memory when this cell lies in it as a KeyValue
+    /// does (key then value, no tags): no copy, only a reference count, as HBase's
+    /// off-heap block cache hands out cells. Otherwise a copy ([`to_owned`](Self::to_owned)).
+    /// The result keeps the whole block alive while it lives.
+    pub fn to_owned_in(&self, block: &Bytes) -> KeyValue {
+        let key = self.key.as_bytes();
+        let (start, block_start) = (key.as_ptr() as usize, block.as_ptr() as usize);
+        let end = start + key.len() + self.value.len();
+        let inside = start >= block_start && end <= block_start + block.len();
+        let adjacent = self.value.as_ptr() as usize == start + key.len();
+        if !(self.tags.is_empty() && inside && adjacent) {
+            return self.to_owned();
+        }
+        KeyValue {
+            buf: block.slice(start - block_start..end - block_start),
             key_len: key.len() as u32,
             value_len: self.value.len() as u32,
             sequence_id: self.sequence_id,
@@ -487,8 +510,9 @@ pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct KeyValue {
     /// The key, then the value, then the tags section: one allocation per cell, which is
-    /// what a memstore holds millions of.
-    buf: Vec<u8>,
+    /// what a memstore holds millions of; or a part of a cached block (see
+    /// [`CellRef::to_owned_in`]), which a read returns without copying.
+    buf: Bytes,
     key_len: u32,
     value_len: u32,
     sequence_id: u64,
@@ -518,7 +542,8 @@ impl KeyValue {
         let key_len = buf.len() as u32;
         buf.extend_from_slice(value);
         Ok(KeyValue {
-            buf,
+            // Exactly as long as its capacity: the conversion takes the allocation over.
+            buf: Bytes::from(buf),
             key_len,
             value_len: value.len() as u32,
             sequence_id: 0,
@@ -541,9 +566,11 @@ impl KeyValue {
         if tags.len() > MAX_TAGS_LEN {
             return Err(CellError::TagsTooLong(tags.len()));
         }
-        self.buf
-            .truncate(self.key_len as usize + self.value_len as usize);
-        self.buf.extend_from_slice(&tags);
+        let kv = self.key_len as usize + self.value_len as usize;
+        let mut buf = Vec::with_capacity(kv + tags.len());
+        buf.extend_from_slice(&self.buf[..kv]);
+        buf.extend_from_slice(&tags);
+        self.buf = Bytes::from(buf);
         Ok(self)
     }
 
@@ -648,6 +675,57 @@ pub fn last_on_row(row: &[u8]) -> Result<Vec<u8>, CellError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A data block body holding `cells` (key, value, tags) in the tags layout.
+    fn block_of(cells: &[(Vec<u8>, &[u8], &[u8])]) -> Bytes {
+        let mut b = Vec::new();
+        for (k, v, t) in cells {
+            b.extend_from_slice(&(k.len() as u32).to_be_bytes());
+            b.extend_from_slice(&(v.len() as u32).to_be_bytes());
+            b.extend_from_slice(k);
+            b.extend_from_slice(v);
+            b.extend_from_slice(&(t.len() as u16).to_be_bytes());
+            b.extend_from_slice(t);
+        }
+        Bytes::from(b)
+    }
+
+    #[test]
+    fn a_cell_owned_from_a_block_shares_it_unless_it_has_tags() {
+        let tags: &[u8] = &[1, 0, 3, b'x', b'y', b'z'];
+        let block = block_of(&[
+            (key("r1", "f", "q", 5, CellType::Put), b"value-one", b""),
+            (key("r2", "f", "q", 6, CellType::Put), b"value-two", tags),
+        ]);
+        let layout = CellLayout {
+            tags: true,
+            mvcc: false,
+        };
+        let (first, next) = parse_block_cell(&block, 0, layout).unwrap();
+        let (second, _) = parse_block_cell(&block, next, layout).unwrap();
+        let in_block = |kv: &KeyValue| {
+            let p = kv.buf.as_ptr() as usize;
+            p >= block.as_ptr() as usize && p < block.as_ptr() as usize + block.len()
+        };
+        let shared = first.to_owned_in(&block);
+        assert_eq!(shared, first.to_owned());
+        assert!(in_block(&shared));
+        assert_eq!(shared.as_cell().value, b"value-one");
+        let copied = second.to_owned_in(&block);
+        assert_eq!(copied, second.to_owned());
+        assert_eq!(copied.as_cell().tags, tags);
+        assert!(!in_block(&copied));
+        // A cell that is not in the block given is copied, not sliced out of it.
+        let other = block_of(&[(key("r1", "f", "q", 5, CellType::Put), b"value-one", b"")]);
+        let elsewhere = first.to_owned_in(&other);
+        assert_eq!(elsewhere, first.to_owned());
+        assert!(!in_block(&elsewhere));
+        let p = elsewhere.buf.as_ptr() as usize;
+        assert!(!(p >= other.as_ptr() as usize && p < other.as_ptr() as usize + other.len()));
+        // The shared cell outlives the block handle it came from.
+        drop(block);
+        assert_eq!(shared.as_cell().row(), b"r1");
+    }
 
     fn key(row: &str, fam: &str, qual: &str, ts: i64, t: CellType) -> Vec<u8> {
         make_key(

@@ -414,6 +414,18 @@ impl HFileReader {
     /// The data block whose key range holds `key`: offset and on-disk size, or `None` when the
     /// key sorts before the file's first key.
     pub fn locate_data_block(&self, key: &[u8]) -> Result<Option<(u64, u64)>> {
+        self.locate_data_block_keeping_leaf(key, &mut None)
+    }
+
+    /// [`locate_data_block`](Self::locate_data_block) that keeps the leaf index block it
+    /// reads in `leaf` and uses it again when the next key falls under the same leaf: a
+    /// multi-get walks its rows in key order, and dozens of them share each leaf, which
+    /// otherwise cost a cache lookup apiece.
+    pub(crate) fn locate_data_block_keeping_leaf(
+        &self,
+        key: &[u8],
+        leaf: &mut Option<Block>,
+    ) -> Result<Option<(u64, u64)>> {
         let Some(i) = self.data_index.search(key) else {
             return Ok(None);
         };
@@ -425,7 +437,16 @@ impl HFileReader {
             } else {
                 BlockType::LeafIndex
             };
-            let block = self.read_block(offset, Some(size as u64), &[expected])?;
+            let intermediate;
+            let block: &Block = if expected == BlockType::LeafIndex {
+                if leaf.as_ref().map(Block::offset) != Some(offset) {
+                    *leaf = Some(self.read_block(offset, Some(size as u64), &[expected])?);
+                }
+                leaf.as_ref().expect("the leaf was just read")
+            } else {
+                intermediate = self.read_block(offset, Some(size as u64), &[expected])?;
+                &intermediate
+            };
             let idx = NonRootIndex::parse(
                 block.data(),
                 KeyOrder::Cells,

@@ -78,6 +78,13 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         Some(c)
     }
 
+    /// The current cell as an owned [`KeyValue`] that shares the block's memory instead of
+    /// copying it (see [`CellRef::to_owned_in`]).
+    pub fn cell_owned(&self) -> Option<crate::KeyValue> {
+        let block = self.block.as_ref()?;
+        Some(self.cell()?.to_owned_in(block.data()))
+    }
+
     /// Keeps where `c` (the cell at `pos` of `block`) has its parts, so [`cell`](Self::cell)
     /// rebuilds it without parsing it again: a seek or a step parses the cell it lands on
     /// anyway (to find the next one), and the caller then asks for that same cell.
@@ -145,9 +152,17 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// `key` in the block already held, searches only that block (with its cell index)
     /// instead of reading the block again (HBase's `reseek`).
     pub fn reseek(&mut self, key: &[u8]) -> Result<bool> {
+        self.reseek_keeping_leaf(key, &mut None)
+    }
+
+    /// [`reseek`](Self::reseek) for a caller that reseeks to many keys in order (a
+    /// multi-get's rows) and keeps the last leaf index block read in `leaf` between calls.
+    /// Kept by the caller rather than by the scanner, so a long-lived scanner does not hold
+    /// an index block the cache may have let go.
+    pub fn reseek_keeping_leaf(&mut self, key: &[u8], leaf: &mut Option<Block>) -> Result<bool> {
         let search = KeyRef::parse(key)?;
         let current = self.block.as_ref().map(|b| b.offset());
-        match self.reader.locate_data_block(key)? {
+        match self.reader.locate_data_block_keeping_leaf(key, leaf)? {
             None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
                 // Another block: read it with what the index just said, not by searching

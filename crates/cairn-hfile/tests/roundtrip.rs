@@ -537,43 +537,57 @@ fn seek_before_finds_the_predecessor_across_blocks() {
 }
 
 /// `reseek` to keys in increasing order lands where a fresh `seek` does, whether the target
-/// is in the block already held or further on.
+/// is in the block already held or further on, and so does a reseek that keeps the leaf index
+/// block between calls (files with one, two and more index levels).
 #[test]
 fn reseek_agrees_with_seek_for_increasing_keys() {
     let all = cells(3_000, 40, 17);
-    let opts = WriterOptions {
-        block_size: 1024,
-        ..WriterOptions::default()
-    };
-    let reader = Arc::new(
-        HFileReader::open_source(
-            "mem.hfile".into(),
-            Arc::new(write(&all, opts)),
-            ReaderOptions::default(),
-        )
-        .unwrap(),
-    );
-    let mut moving = reader.shared_scanner();
-    assert!(moving.seek_to_first().unwrap());
-    // Small and large strides, including keys between cells and past the end.
-    let mut targets: Vec<Vec<u8>> = Vec::new();
-    let mut i = 0usize;
-    let mut stride = 1usize;
-    while i < all.len() {
-        targets.push(all[i].key().as_bytes().to_vec());
-        targets.push(first_on_row(all[i].key().row()).unwrap());
-        i += stride;
-        stride = (stride * 3 + 1) % 97 + 1;
-    }
-    targets.push(first_on_row(b"zzzz").unwrap());
-    targets.sort_by(|a, b| cairn_hfile::cell::compare_key_bytes(a, b).unwrap());
-    for t in targets {
-        let found = moving.reseek(&t).unwrap();
-        let mut fresh = reader.shared_scanner();
-        let want = fresh.seek(&t).unwrap();
-        assert_eq!(found, want);
-        if want {
-            assert_eq!(moving.cell().unwrap().key, fresh.cell().unwrap().key);
+    let mut levels_seen = Vec::new();
+    for index_block_size in [WriterOptions::default().index_block_size, 2048, 256] {
+        let opts = WriterOptions {
+            block_size: 1024,
+            index_block_size,
+            ..WriterOptions::default()
+        };
+        let reader = Arc::new(
+            HFileReader::open_source(
+                "mem.hfile".into(),
+                Arc::new(write(&all, opts)),
+                ReaderOptions::default(),
+            )
+            .unwrap(),
+        );
+        let levels = reader.trailer().num_data_index_levels;
+        levels_seen.push(levels);
+        let mut moving = reader.shared_scanner();
+        assert!(moving.seek_to_first().unwrap());
+        let mut keeping = reader.shared_scanner();
+        assert!(keeping.seek_to_first().unwrap());
+        let mut leaf = None;
+        // Small and large strides, including keys between cells and past the end.
+        let mut targets: Vec<Vec<u8>> = Vec::new();
+        let mut i = 0usize;
+        let mut stride = 1usize;
+        while i < all.len() {
+            targets.push(all[i].key().as_bytes().to_vec());
+            targets.push(first_on_row(all[i].key().row()).unwrap());
+            i += stride;
+            stride = (stride * 3 + 1) % 97 + 1;
         }
+        targets.push(first_on_row(b"zzzz").unwrap());
+        targets.sort_by(|a, b| cairn_hfile::cell::compare_key_bytes(a, b).unwrap());
+        for t in targets {
+            let found = moving.reseek(&t).unwrap();
+            let kept = keeping.reseek_keeping_leaf(&t, &mut leaf).unwrap();
+            let mut fresh = reader.shared_scanner();
+            let want = fresh.seek(&t).unwrap();
+            assert_eq!((found, kept), (want, want), "{levels} index levels");
+            if want {
+                assert_eq!(moving.cell().unwrap().key, fresh.cell().unwrap().key);
+                assert_eq!(keeping.cell().unwrap().key, fresh.cell().unwrap().key);
+            }
+        }
+        assert_eq!(leaf.is_some(), levels > 1, "{levels} index levels");
     }
+    assert_eq!(levels_seen, [1, 2, 3]);
 }

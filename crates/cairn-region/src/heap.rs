@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use cairn_hfile::cell::compare_cells;
-use cairn_hfile::{CellRef, HFileReader, SharedHFileScanner};
+use cairn_hfile::{CellRef, HFileReader, KeyValue, SharedHFileScanner};
 
 use crate::error::Result;
 
@@ -29,6 +29,11 @@ pub trait CellScanner: Send {
     /// The row of the last cell sorting before `key` (`None`: the last cell of all), for
     /// reversed scans. Leaves the position undefined: callers seek afterwards.
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
+    /// The current cell, owned: scanners over shared memory (cached blocks, the memstore's
+    /// cells) share it rather than copy it.
+    fn peek_owned(&self) -> Option<KeyValue> {
+        self.peek().map(|c| c.to_owned())
+    }
     /// Whether there is a current cell: `peek().is_some()`, for scanners that know it
     /// without building the cell.
     fn has_cell(&self) -> bool {
@@ -46,6 +51,9 @@ pub struct StoreFileScanner {
     /// StoreFileScanner skips it the same way when the reader's max memstore ts is not past
     /// the read point.
     may_hide: bool,
+    /// The leaf index block of the last far reseek: only multi-gets reseek far, and their
+    /// scanners last one batch, so no long-lived scanner keeps an index block alive.
+    leaf: Option<cairn_hfile::Block>,
 }
 
 impl StoreFileScanner {
@@ -64,6 +72,7 @@ impl StoreFileScanner {
             exhausted: true,
             read_point,
             may_hide,
+            leaf: None,
         }
     }
 
@@ -97,6 +106,14 @@ impl CellScanner for StoreFileScanner {
         !self.exhausted
     }
 
+    fn peek_owned(&self) -> Option<KeyValue> {
+        if self.exhausted {
+            None
+        } else {
+            self.inner.cell_owned()
+        }
+    }
+
     fn next(&mut self) -> Result<()> {
         if !self.exhausted {
             self.exhausted = !self.inner.next()?;
@@ -125,11 +142,11 @@ impl CellScanner for StoreFileScanner {
                 Some(_) => self.next()?,
             }
         }
-        self.search_if_behind(key, &target)
+        self.search_if_behind(key, &target, false)
     }
 
     fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
-        self.search_if_behind(key, &cairn_hfile::KeyRef::parse(key)?)
+        self.search_if_behind(key, &cairn_hfile::KeyRef::parse(key)?, true)
     }
 
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -157,13 +174,23 @@ impl CellScanner for StoreFileScanner {
 
 impl StoreFileScanner {
     /// Lets the file scanner search for `key` (parsed: `target`) when the current cell sorts
-    /// before it.
-    fn search_if_behind(&mut self, key: &[u8], target: &cairn_hfile::KeyRef<'_>) -> Result<()> {
+    /// before it; `keep_leaf`: through the leaf index block kept from the last such search.
+    fn search_if_behind(
+        &mut self,
+        key: &[u8],
+        target: &cairn_hfile::KeyRef<'_>,
+        keep_leaf: bool,
+    ) -> Result<()> {
         if self
             .peek()
             .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, target) == Ordering::Less)
         {
-            self.exhausted = !self.inner.reseek(key)?;
+            let found = if keep_leaf {
+                self.inner.reseek_keeping_leaf(key, &mut self.leaf)?
+            } else {
+                self.inner.reseek(key)?
+            };
+            self.exhausted = !found;
             self.skip_invisible()?;
         }
         Ok(())
@@ -220,6 +247,11 @@ impl<'a> KeyValueHeap<'a> {
 
     pub fn peek(&self) -> Option<CellRef<'_>> {
         self.current.and_then(|i| self.scanners[i].peek())
+    }
+
+    /// [`peek`](Self::peek), owned (shared with the block or memstore where possible).
+    pub fn peek_owned(&self) -> Option<KeyValue> {
+        self.current.and_then(|i| self.scanners[i].peek_owned())
     }
 
     // Not an `Iterator`: it fails with I/O errors and its cells borrow from the heap.

@@ -293,6 +293,10 @@ impl CellScanner for SegmentScanner {
         self.current.as_ref().map(|c| c.0.as_cell())
     }
 
+    fn peek_owned(&self) -> Option<KeyValue> {
+        self.current.as_ref().map(|c| KeyValue::clone(&c.0))
+    }
+
     fn next(&mut self) -> Result<()> {
         if let Some(c) = self.current.take() {
             let next = self.after(&c);

@@ -372,16 +372,16 @@ impl RegionScanner {
             let code = self.matcher.match_cell(&c, self.filter.as_deref_mut());
             match code {
                 MatchCode::Include => {
-                    out.push(c.to_owned());
+                    out.push(self.heap.peek_owned().unwrap_or_else(|| c.to_owned()));
                     self.heap.next()?;
                 }
                 MatchCode::IncludeAndSeekNextCol => {
-                    out.push(c.to_owned());
+                    out.push(self.heap.peek_owned().unwrap_or_else(|| c.to_owned()));
                     let k = self.matcher.next_column_key(&c);
                     seek_or_next(&mut self.heap, k)?;
                 }
                 MatchCode::IncludeAndSeekNextRow => {
-                    out.push(c.to_owned());
+                    out.push(self.heap.peek_owned().unwrap_or_else(|| c.to_owned()));
                     if !self.matcher.wants_later_family() {
                         past_row = false;
                         break;
