@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use cairn_blockcache::{BlockCacheConfig, CombinedBlockCache};
 use cairn_fs::FileSystem;
 use cairn_hfile::KeyValue;
 use cairn_wal::{Wal, WalOptions};
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::RwLock;
 
 use crate::descriptor::{TableDescriptor, TableName};
 use crate::error::{RegionError, Result};
@@ -191,7 +191,10 @@ pub struct RegionServer {
     config: ServerConfig,
     wal: Arc<Wal>,
     cache: Option<Arc<CombinedBlockCache>>,
-    tables: RwLock<BTreeMap<TableName, Arc<Table>>>,
+    /// Swapped whole by create and delete (under `admin`), so a read finds its table without
+    /// a lock or a shared count to write, and never waits for an admin operation's I/O.
+    tables: ArcSwap<BTreeMap<TableName, Arc<Table>>>,
+    admin: parking_lot::Mutex<()>,
     flush_tx: Option<Sender<Work>>,
     compact_tx: Option<Sender<Work>>,
     workers: parking_lot::Mutex<Vec<JoinHandle<()>>>,
@@ -316,7 +319,8 @@ impl RegionServer {
             config,
             wal,
             cache,
-            tables: RwLock::new(tables),
+            tables: ArcSwap::from_pointee(tables),
+            admin: parking_lot::Mutex::new(()),
             flush_tx: None,
             compact_tx: None,
             workers: parking_lot::Mutex::new(Vec::new()),
@@ -349,12 +353,12 @@ impl RegionServer {
     }
 
     pub fn table_names(&self) -> Vec<TableName> {
-        self.tables.read().keys().cloned().collect()
+        self.tables.load().keys().cloned().collect()
     }
 
     pub fn table(&self, name: &TableName) -> Result<Arc<Table>> {
         self.tables
-            .read()
+            .load()
             .get(name)
             .cloned()
             .ok_or_else(|| RegionError::TableNotFound(name.to_string()))
@@ -379,7 +383,8 @@ impl RegionServer {
                 "split keys must not be empty".into(),
             ));
         }
-        let mut tables = self.tables.write();
+        let _admin = self.admin.lock();
+        let mut tables = BTreeMap::clone(&self.tables.load());
         if tables.contains_key(&descriptor.name) {
             return Err(RegionError::TableExists(descriptor.name.to_string()));
         }
@@ -419,6 +424,7 @@ impl RegionServer {
                 dir: tdir,
             }),
         );
+        self.tables.store(Arc::new(tables));
         Ok(())
     }
 
@@ -453,7 +459,8 @@ impl RegionServer {
 
     /// Deletes a disabled table and its files (HBase requires disabling first).
     pub fn delete_table(&self, name: &TableName) -> Result<()> {
-        let mut tables = self.tables.write();
+        let _admin = self.admin.lock();
+        let mut tables = BTreeMap::clone(&self.tables.load());
         let t = tables
             .get(name)
             .cloned()
@@ -474,6 +481,7 @@ impl RegionServer {
                 .mark_flushed(r.info.encoded_name.as_bytes(), u64::MAX)?;
         }
         tables.remove(name);
+        self.tables.store(Arc::new(tables));
         self.config
             .fs()
             .delete(&t.dir)
@@ -568,9 +576,9 @@ impl RegionServer {
     }
 
     pub fn get(&self, table: &TableName, get: Get) -> Result<Vec<KeyValue>> {
-        // Under the map's read lock rather than with a clone of the table's Arc: one shared
-        // count fewer to write per get.
-        let tables = self.tables.read();
+        // Borrowed from the loaded map rather than cloned: one shared count fewer to write
+        // per get.
+        let tables = self.tables.load();
         let t = tables
             .get(table)
             .ok_or_else(|| RegionError::TableNotFound(table.to_string()))?;
@@ -646,7 +654,7 @@ impl RegionServer {
     /// Per-region metrics, with the region name.
     pub fn region_metrics(&self) -> Vec<(String, Vec<(&'static str, u64)>)> {
         let mut out = Vec::new();
-        for t in self.tables.read().values() {
+        for t in self.tables.load().values() {
             for r in &t.regions {
                 out.push((r.info.region_name(), r.metric_values()));
             }
@@ -662,7 +670,7 @@ impl RegionServer {
         for w in self.workers.lock().drain(..) {
             let _ = w.join();
         }
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        let tables: Vec<_> = self.tables.load().values().cloned().collect();
         for t in &tables {
             for r in &t.regions {
                 if !r.is_closed() {
@@ -687,7 +695,7 @@ impl RegionServer {
     }
 
     fn background_tick(&self) {
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        let tables: Vec<_> = self.tables.load().values().cloned().collect();
         // `hbase.regionserver.maxlogs`: too many WAL segments means some region holds old
         // edits in its memstore; flush the regions the oldest segment still needs.
         let segments = self.wal.segments();

@@ -538,6 +538,66 @@ fn tables_are_created_disabled_enabled_and_deleted() {
     assert!(!dir.path().join("data/ns1/adm").exists());
 }
 
+/// Tables created and deleted from two threads while a third reads another table: every
+/// table created is found until deleted, none is lost to a concurrent create, and the reads
+/// never fail.
+#[test]
+fn tables_created_and_deleted_concurrently_are_all_kept_and_reads_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let fixed = table(&s, "fixed", vec![ColumnFamilyDescriptor::new("f")], &[]);
+    s.put(&fixed, &Put::new("r").add("f", "q", "v")).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let reader = sc.spawn(|| {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(values(&s.get(&fixed, Get::new("r")).unwrap()), ["v"]);
+                reads += 1;
+            }
+            reads
+        });
+        let admins: Vec<_> = (0..2)
+            .map(|w| {
+                let s = &s;
+                sc.spawn(move || {
+                    for i in 0..15 {
+                        let t = table(
+                            s,
+                            &format!("t{w}_{i}"),
+                            vec![ColumnFamilyDescriptor::new("f")],
+                            &[],
+                        );
+                        assert!(s.table_names().contains(&t));
+                        if i % 3 == 0 {
+                            s.disable_table(&t).unwrap();
+                            s.delete_table(&t).unwrap();
+                            assert!(!s.table_names().contains(&t));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for a in admins {
+            a.join().unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+    });
+    let mut names: Vec<String> = s.table_names().iter().map(|t| t.to_string()).collect();
+    names.sort();
+    let mut want: Vec<String> = (0..2)
+        .flat_map(|w| {
+            (0..15)
+                .filter(|i| i % 3 != 0)
+                .map(move |i| format!("t{w}_{i}"))
+        })
+        .collect();
+    want.push("fixed".into());
+    want.sort();
+    assert_eq!(names, want);
+}
+
 #[test]
 fn unflushed_writes_survive_a_crash_through_the_wal() {
     let dir = tempfile::tempdir().unwrap();
