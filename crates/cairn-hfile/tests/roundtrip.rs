@@ -502,14 +502,7 @@ fn seek_before_finds_the_predecessor_across_blocks() {
         index_block_size: 256,
         ..WriterOptions::default()
     };
-    let reader = Arc::new(
-        HFileReader::open_source(
-            "mem.hfile".into(),
-            Arc::new(write(&all, opts)),
-            ReaderOptions::default(),
-        )
-        .unwrap(),
-    );
+    let reader = Arc::new(open(write(&all, opts)));
     let mut s = reader.shared_scanner();
     let mut probes: Vec<Vec<u8>> = all
         .iter()
@@ -549,14 +542,7 @@ fn reseek_agrees_with_seek_for_increasing_keys() {
             index_block_size,
             ..WriterOptions::default()
         };
-        let reader = Arc::new(
-            HFileReader::open_source(
-                "mem.hfile".into(),
-                Arc::new(write(&all, opts)),
-                ReaderOptions::default(),
-            )
-            .unwrap(),
-        );
+        let reader = Arc::new(open(write(&all, opts)));
         let levels = reader.trailer().num_data_index_levels;
         levels_seen.push(levels);
         let mut moving = reader.shared_scanner();
