@@ -2,7 +2,8 @@
 //!
 //! Where cairn's files live. One [`FileSystem`] trait, in the spirit of Hadoop's
 //! `FileSystem`, with two implementations: [`LocalFileSystem`] (the default) and, with the
-//! `hdfs` feature, `HdfsFileSystem` over the native Rust client `hdfs-native`. Store files,
+//! `hdfs` feature, `HdfsFileSystem` (writes and metadata through the native Rust client
+//! `hdfs-native`, positional reads through cairn's own NameNode and DataNode client). Store files,
 //! region metadata and table directories go through it, so a region server runs the same on
 //! `file:///…` and `hdfs://host:port/…` roots ([`resolve`]).
 //!
@@ -23,12 +24,14 @@ use bytes::Bytes;
 mod direct;
 #[cfg(feature = "hdfs")]
 mod hdfs;
+#[cfg(feature = "hdfs-wire")]
+pub mod hdfs_protocol;
 mod local;
 #[cfg(feature = "hdfs")]
 pub mod minidfs;
 
 #[cfg(feature = "hdfs")]
-pub use hdfs::{stats as hdfs_stats, HdfsFileSystem, HdfsStats};
+pub use hdfs::{stats as hdfs_stats, BadReplica, HdfsFileSystem, HdfsStats};
 pub use local::{LocalFile, LocalFileSystem};
 
 /// Positional reads of one file's bytes.
@@ -43,6 +46,14 @@ pub trait RawSource: Send + Sync {
 
     /// Reads exactly `len` bytes at `offset`.
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes>;
+
+    /// The same file read with the filesystem's own checksums verified, trying each copy it
+    /// has until one passes: what a reader whose own checksum failed reads again (HBase's
+    /// fallback to HDFS checksums). `None` when this source already verifies them, or the
+    /// filesystem has none (local disk).
+    fn fs_checksummed(self: Arc<Self>) -> Option<Arc<dyn RawSource>> {
+        None
+    }
 }
 
 /// Bytes in memory as a file (tests, fuzzing, files already read).
@@ -89,8 +100,17 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// The URI prefix of this filesystem (`file://`, `hdfs://host:port`).
     fn uri(&self) -> String;
 
-    /// Opens `path` for positional reads.
+    /// Opens `path` for positional reads, with the filesystem's own checksums verified.
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RawSource>>;
+
+    /// Opens `path` for a reader that verifies checksums of its own (store files' blocks):
+    /// the filesystem skips its own where it can (HDFS: DataNodes send no CRCs, as HBase reads
+    /// with `hbase.regionserver.checksum.verify`), and the source's
+    /// [`fs_checksummed`](RawSource::fs_checksummed) view reads a block again with them when
+    /// the reader's check fails.
+    fn open_no_checksum(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
+        self.open(path)
+    }
 
     /// Creates `path` (and its parent directories), replacing a file already there.
     fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>>;

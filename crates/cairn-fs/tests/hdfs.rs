@@ -38,14 +38,35 @@ fn filesystem_contract_on_hdfs() {
     out.write_all(&data[1000..]).unwrap();
     out.close().unwrap();
 
-    let src = fs.open(p).unwrap();
-    assert_eq!(src.len(), data.len() as u64);
-    assert_eq!(
-        &src.read_at(12345, 100_000).unwrap()[..],
-        &data[12345..112345]
-    );
-    let err = src.read_at(data.len() as u64 - 10, 11).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+    // With HDFS's checksums and without, kept connections and new ones, within a block and
+    // across the 1 MiB block boundaries.
+    for src in [fs.open(p).unwrap(), fs.open_no_checksum(p).unwrap()] {
+        assert_eq!(src.len(), data.len() as u64);
+        for (at, len) in [
+            (12345usize, 100_000usize),
+            (0, 1),
+            ((1 << 20) - 100, 300),
+            ((1 << 20) - 1, (1 << 20) + 2),
+            (data.len() - 7, 7),
+            (0, data.len()),
+        ] {
+            assert_eq!(
+                &src.read_at(at as u64, len).unwrap()[..],
+                &data[at..at + len],
+                "{len} bytes at {at}"
+            );
+        }
+        assert!(src.read_at(5, 0).unwrap().is_empty());
+        let err = src.read_at(data.len() as u64 - 10, 11).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+    }
+    // A DataNode closes an idle connection after 4 s; a read after that must open a new one.
+    let src = fs.open_no_checksum(p).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(4500));
+    assert_eq!(&src.read_at(777, 1000).unwrap()[..], &data[777..1777]);
+    assert!(fs.open(p).unwrap().fs_checksummed().is_none());
+    let missing = fs.open(Path::new("/t/a/none")).err().unwrap();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
 
     let q = Path::new("/t/b/renamed.bin");
     fs.mkdirs(Path::new("/t/b")).unwrap();
@@ -92,12 +113,16 @@ fn filesystem_contract_on_hdfs() {
     assert_eq!(&other.read(w).unwrap()[..], &data[..4096]);
 }
 
+/// The DataNode address in a MiniDfs answer (`/127.0.0.1:port` or `host/127.0.0.1:port`).
+fn datanode_addr(answer: &str) -> String {
+    answer.rsplit('/').next().unwrap().to_string()
+}
+
 #[test]
-fn a_damaged_replica_is_read_around_and_counted() {
+fn a_damaged_replica_is_read_around_named_and_reported() {
     let Some(mut cluster) = MiniDfs::start(3).unwrap() else {
         return;
     };
-    HdfsFileSystem::install_log_bridge();
     let fs = HdfsFileSystem::connect(cluster.url()).unwrap();
     let data = pattern(1 << 20, 11);
     let p = Path::new("/d/file.bin");
@@ -107,18 +132,54 @@ fn a_damaged_replica_is_read_around_and_counted() {
     assert_eq!(cluster.command("replicas /d/file.bin").unwrap(), "3");
     let damaged = cluster.corrupt_one_replica("/d/file.bin").unwrap();
     assert!(damaged.starts_with("1 "), "{damaged}");
+    let bad_dn = datanode_addr(&damaged);
+    assert_eq!(cluster.command("corrupt-replica-blocks").unwrap(), "0");
 
-    // The client picks a replica per read; read with fresh readers until one meets the
-    // damaged one. Every read must return the right bytes.
+    // Reads without HDFS's checksums (as store files are read) return the damaged replica's
+    // bytes as they are: the caller's own checksums must catch them. Its checksummed view reads
+    // the same range again, verifying each replica, and names the bad one. A reader keeps the
+    // NameNode's order of replicas, so fresh readers are opened until one starts at the
+    // damaged replica.
     let before = hdfs_stats().checksum_failures.load(Ordering::Relaxed);
+    let mut met = false;
     for _ in 0..40 {
+        let src = fs.open_no_checksum(p).unwrap();
+        let got = src.read_at(0, 4096).unwrap();
+        if got[..] == data[..4096] {
+            continue;
+        }
+        met = true;
+        let checked = src.clone().fs_checksummed().expect("a checksummed view");
+        assert_eq!(&checked.read_at(0, 4096).unwrap()[..], &data[..4096]);
+        break;
+    }
+    assert!(
+        met,
+        "40 unverified reads never met the damaged replica ({damaged})"
+    );
+    assert!(hdfs_stats().checksum_failures.load(Ordering::Relaxed) > before);
+    let bad = hdfs_stats().bad_replicas();
+    let last = bad.last().expect("a bad replica recorded");
+    assert_eq!(last.datanode, bad_dn, "{last}");
+    assert_eq!(last.file, format!("{}/d/file.bin", cluster.url()));
+    assert!(last.block.contains(":blk_"), "{last}");
+    assert!(last.detail.contains("checksum mismatch"), "{last}");
+    // The NameNode was told, as HDFS's own client tells it.
+    let mut reported = String::new();
+    for _ in 0..50 {
+        reported = cluster.command("corrupt-replica-blocks").unwrap();
+        if reported != "0" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(reported, "1");
+
+    // Verified reads (fs.open) never return the damaged bytes, whichever replica comes first.
+    for _ in 0..10 {
         let got = fs.open(p).unwrap().read_at(0, 4096).unwrap();
         assert_eq!(&got[..], &data[..4096]);
-        if hdfs_stats().checksum_failures.load(Ordering::Relaxed) > before {
-            return;
-        }
     }
-    panic!("40 reads never met the damaged replica ({damaged})");
 }
 
 #[test]
@@ -134,11 +195,20 @@ fn every_replica_damaged_is_an_error_not_wrong_bytes() {
     out.close().unwrap();
     cluster.corrupt_all_replicas("/e/file.bin").unwrap();
     let err = fs.open(p).unwrap().read_at(0, 4096).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
+    let msg = err.to_string();
     assert!(
-        err.to_string().contains("DataNodes failed")
-            || err.kind() == std::io::ErrorKind::InvalidData,
-        "{err}"
+        msg.contains("/e/file.bin") && msg.contains("no replica passed HDFS checksums"),
+        "{msg}"
     );
+    let err = fs
+        .open_no_checksum(p)
+        .unwrap()
+        .fs_checksummed()
+        .unwrap()
+        .read_at(100, 10)
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
     // Bytes past the damaged chunk are still readable.
     assert_eq!(
         &fs.open(p).unwrap().read_at(8192, 4096).unwrap()[..],

@@ -92,7 +92,13 @@ impl HFileReader {
     ) -> Result<HFileReader> {
         let file_len = raw.len();
         let tail_len = file_len.min(TRAILER_SIZE as u64);
-        let tail = raw
+        // The same file with the filesystem's own checksums verified (HDFS), if it has them.
+        let fs_checked = raw.clone().fs_checksummed();
+        // The trailer has no checksum of its own: read it with the filesystem's where it has
+        // them.
+        let tail = fs_checked
+            .as_ref()
+            .unwrap_or(&raw)
             .read_at(file_len - tail_len, tail_len as usize)
             .map_err(|e| HFileError::io(&path, file_len - tail_len, e))?;
         let trailer = Trailer::decode(&tail, file_len, &path)?;
@@ -120,7 +126,14 @@ impl HFileReader {
             verify_checksums: options.verify_checksums,
         };
         let limit = file_len - TRAILER_SIZE as u64;
-        let file_source = Arc::new(FileBlockSource::new(raw, options.secondary, ctx, limit));
+        let file_source = Arc::new(FileBlockSource::new(
+            raw,
+            // Where a block failing its checksum is read again: the caller's other copy, else
+            // the filesystem's checksummed view.
+            options.secondary.or(fs_checked),
+            ctx,
+            limit,
+        ));
 
         // The load-on-open section: data root, meta root, file info, then Bloom metadata.
         let mut blocks: Vec<Block> = Vec::new();

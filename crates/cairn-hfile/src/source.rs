@@ -161,18 +161,37 @@ impl BlockSource for FileBlockSource {
         purpose: BlockPurpose,
     ) -> Result<Block> {
         match self.read_from(&*self.primary, offset, on_disk_size, purpose) {
-            Err(primary) if primary.is_corruption() => match &self.secondary {
-                None => Err(primary),
-                Some(secondary) => self
-                    .read_from(&**secondary, offset, on_disk_size, purpose)
-                    .map_err(|e| HFileError::CorruptEverywhere {
-                        path: self.ctx.path.clone(),
-                        block_offset: offset,
-                        primary: Box::new(primary),
-                        secondary: Box::new(e),
-                    }),
-            },
+            Err(primary) if primary.is_corruption() => {
+                // A block whose header is too damaged to find its checksums failed them as
+                // surely as one whose checksum did not match (counted where it was computed).
+                if !matches!(primary, HFileError::Checksum { .. }) {
+                    crate::count_checksum_failure();
+                }
+                self.read_again(primary, offset, on_disk_size, purpose)
+            }
             other => other,
         }
+    }
+}
+
+impl FileBlockSource {
+    /// Reads a block that was corrupt in the primary source from the secondary one, if any.
+    fn read_again(
+        &self,
+        primary: HFileError,
+        offset: u64,
+        on_disk_size: Option<u64>,
+        purpose: BlockPurpose,
+    ) -> Result<Block> {
+        let Some(secondary) = &self.secondary else {
+            return Err(primary);
+        };
+        self.read_from(&**secondary, offset, on_disk_size, purpose)
+            .map_err(|e| HFileError::CorruptEverywhere {
+                path: self.ctx.path.clone(),
+                block_offset: offset,
+                primary: Box::new(primary),
+                secondary: Box::new(e),
+            })
     }
 }

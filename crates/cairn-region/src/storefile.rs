@@ -50,7 +50,10 @@ impl StoreFile {
     ) -> Result<StoreFile> {
         let path = status.path.as_path();
         let name = path.display().to_string();
-        let raw = fs.open(path).map_err(|e| RegionError::io(path, e))?;
+        // Blocks carry their own checksums: the filesystem's are read only when one fails.
+        let raw = fs
+            .open_no_checksum(path)
+            .map_err(|e| RegionError::io(path, e))?;
         let reader = HFileReader::open_source(name.as_str().into(), raw, ReaderOptions::default())?;
         let reader = match cache {
             Some(c) => {

@@ -223,9 +223,13 @@ fn a_damaged_replica_of_a_store_file_is_read_around() {
     assert_eq!(files.len(), 1);
     let damaged = cluster.corrupt_one_replica(&files[0]).unwrap();
     assert!(damaged.starts_with("1 "), "{damaged}");
+    let bad_dn = damaged.rsplit('/').next().unwrap().to_string();
     let before = hdfs_stats().checksum_failures.load(Ordering::Relaxed);
+    let hfile_before = cairn_hfile::checksum_failures();
     // Fresh servers (no block cache carried over) read every row from the file, starting at
-    // its first block, where the damage is; each must see the right bytes.
+    // its first block, where the damage is; each must see the right bytes. Store files are
+    // read without HDFS's checksums: the damaged block fails cairn's own checksum first
+    // (fsChecksumFailureCount), and is then read again with HDFS's, which names the replica.
     let mut met = false;
     for _ in 0..20 {
         let s = RegionServer::open(config(cluster.url(), false)).unwrap();
@@ -243,6 +247,11 @@ fn a_damaged_replica_of_a_store_file_is_read_around() {
         }
     }
     assert!(met, "20 opens never read the damaged replica ({damaged})");
+    assert!(cairn_hfile::checksum_failures() > hfile_before);
+    let bad = hdfs_stats().bad_replicas();
+    let last = bad.last().expect("the bad replica is named");
+    assert_eq!(last.datanode, bad_dn, "{last}");
+    assert!(last.file.ends_with(&files[0]), "{last}");
 }
 
 const CHILD_ENV: &str = "CAIRN_HDFS_CRASH_URL";

@@ -24,6 +24,7 @@ import org.apache.hadoop.hdfs.server.datanode.FsDatasetTestUtils.MaterializedRep
  *   corrupt PATH        damage the first block of PATH on one DataNode holding it
  *   corrupt-all PATH    damage the first block of PATH on every DataNode holding it
  *   replicas PATH       how many DataNodes hold the first block of PATH
+ *   corrupt-replica-blocks  how many blocks the NameNode knows to have a corrupt replica
  *   checksum MODE PATH  HDFS's file checksum of PATH (MODE: MD5MD5CRC or COMPOSITE_CRC)
  *   quit                shut down (so does end of input)
  * </pre>
@@ -111,6 +112,11 @@ public final class MiniDfs {
                 }
               }
               out.println("OK " + n);
+              break;
+            }
+            case "corrupt-replica-blocks": {
+              // Counts replicas reported bad by clients (reportBadBlocks) or DataNodes.
+              out.println("OK " + cluster.getNamesystem().getCorruptReplicaBlocks());
               break;
             }
             case "checksum": {
