@@ -74,6 +74,7 @@ RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release -
 
 step "benchmark smoke runs (tiny sizes: they only have to run)"
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
+CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-fs --features hdfs --bench hdfs_reads
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
 CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-blockcache --bench cache_hit -- cache_hit/l1
 CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blockcache --bench cached_gets

@@ -60,6 +60,25 @@ fn filesystem_contract_on_hdfs() {
         let err = src.read_at(data.len() as u64 - 10, 11).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
     }
+    // Sequential reads, each overlapping the last by a block header as store-file scans do,
+    // are served from read-ahead across block boundaries and up to the end of the file.
+    for src in [fs.open(p).unwrap(), fs.open_no_checksum(p).unwrap()] {
+        let mut at = 100usize;
+        while at < data.len() {
+            let len = (65_536 + 33).min(data.len() - at);
+            assert_eq!(
+                &src.read_at(at as u64, len).unwrap()[..],
+                &data[at..at + len],
+                "{len} bytes at {at}"
+            );
+            at += len.max(34) - 33;
+            if at + 33 >= data.len() {
+                break;
+            }
+        }
+        // A jump back after a sequential run reads what it asks for.
+        assert_eq!(&src.read_at(5, 10).unwrap()[..], &data[5..15]);
+    }
     // A DataNode closes an idle connection after 4 s; a read after that must open a new one.
     let src = fs.open_no_checksum(p).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(4500));

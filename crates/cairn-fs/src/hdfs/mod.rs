@@ -166,7 +166,14 @@ impl HdfsFileSystem {
             .map_err(to_io)?;
         let uri = uri.trim_end_matches('/').to_string();
         let authority = uri.strip_prefix("hdfs://").unwrap_or(&uri);
-        let namenode = authority.split('/').next().unwrap_or(authority).to_string();
+        let authority = authority.split('/').next().unwrap_or(authority);
+        // HDFS's default NameNode RPC port when the URI names none. (A nameservice of an HA
+        // pair would need hdfs-site.xml's NameNode list: cairn's reads do not resolve one.)
+        let namenode = if authority.contains(':') {
+            authority.to_string()
+        } else {
+            format!("{authority}:8020")
+        };
         Ok(HdfsFileSystem {
             reads: Arc::new(ReadClient::new(namenode)),
             uri,
@@ -186,7 +193,7 @@ impl HdfsFileSystem {
     fn open_file(&self, path: &Path, verify: bool) -> io::Result<Arc<dyn RawSource>> {
         let p = hdfs_path(path)?;
         let file = Arc::new(OpenFile::open(self.reads.clone(), p, &self.uri)?);
-        Ok(Arc::new(HdfsFile { file, verify }))
+        Ok(Arc::new(HdfsFile::new(file, verify)))
     }
 }
 
@@ -450,6 +457,33 @@ impl OpenFile {
 struct HdfsFile {
     file: Arc<OpenFile>,
     verify: bool,
+    ahead: Mutex<ReadAhead>,
+}
+
+/// Sequential reads (scans, compactions, replays) fetch [`READ_AHEAD`] bytes per DataNode
+/// request instead of one block's worth: each `OP_READ_BLOCK` costs the DataNode far more than
+/// the 64 KiB it returns (as HBase switches long scans from pread to streaming reads).
+#[derive(Default)]
+struct ReadAhead {
+    /// Where the last read ended.
+    last_end: u64,
+    start: u64,
+    buf: Bytes,
+}
+
+const READ_AHEAD: usize = 1 << 20;
+/// A read counts as sequential when it starts no further back than this from where the last
+/// one ended: store-file readers re-read the next block's header with each block.
+const SEQUENTIAL_OVERLAP: u64 = 256;
+
+impl HdfsFile {
+    fn new(file: Arc<OpenFile>, verify: bool) -> HdfsFile {
+        HdfsFile {
+            file,
+            verify,
+            ahead: Mutex::new(ReadAhead::default()),
+        }
+    }
 }
 
 impl RawSource for HdfsFile {
@@ -458,16 +492,42 @@ impl RawSource for HdfsFile {
     }
 
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.file.read_range(offset, len, self.verify)
+        let end = offset.saturating_add(len as u64);
+        let sequential = {
+            let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            let buf_end = ahead.start + ahead.buf.len() as u64;
+            if offset >= ahead.start && end <= buf_end && !ahead.buf.is_empty() {
+                let from = (offset - ahead.start) as usize;
+                // A copy: callers keep blocks (in the cache, say), which must not pin the
+                // whole read-ahead buffer.
+                let bytes = Bytes::copy_from_slice(&ahead.buf[from..from + len]);
+                ahead.last_end = end;
+                return Ok(bytes);
+            }
+            let sequential = ahead.last_end > 0
+                && offset <= ahead.last_end
+                && offset.saturating_add(SEQUENTIAL_OVERLAP) >= ahead.last_end;
+            ahead.last_end = end;
+            if !sequential {
+                ahead.buf = Bytes::new();
+            }
+            sequential
+        };
+        if !sequential || len >= READ_AHEAD || end > self.file.len {
+            return self.file.read_range(offset, len, self.verify);
+        }
+        let fetch = (READ_AHEAD as u64).min(self.file.len - offset) as usize;
+        let buf = self.file.read_range(offset, fetch, self.verify)?;
+        let bytes = Bytes::copy_from_slice(&buf[..len]);
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        ahead.start = offset;
+        ahead.buf = buf;
+        Ok(bytes)
     }
 
     fn fs_checksummed(self: Arc<Self>) -> Option<Arc<dyn RawSource>> {
-        (!self.verify).then(|| {
-            Arc::new(HdfsFile {
-                file: self.file.clone(),
-                verify: true,
-            }) as Arc<dyn RawSource>
-        })
+        (!self.verify)
+            .then(|| Arc::new(HdfsFile::new(self.file.clone(), true)) as Arc<dyn RawSource>)
     }
 }
 
