@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use bytes::Bytes;
@@ -261,6 +261,9 @@ struct OpenFile {
     display: String,
     len: u64,
     blocks: RwLock<Arc<Vec<LocatedBlockProto>>>,
+    /// Replicas (block id, DataNode UUID) found bad by reads of this file.
+    bad: Mutex<Vec<(u64, String)>>,
+    any_bad: AtomicBool,
 }
 
 impl OpenFile {
@@ -272,6 +275,8 @@ impl OpenFile {
             display: format!("{uri}{path}"),
             len: located.file_length,
             blocks: RwLock::new(Arc::new(located.blocks)),
+            bad: Mutex::new(Vec::new()),
+            any_bad: AtomicBool::new(false),
         })
     }
 
@@ -343,9 +348,9 @@ impl OpenFile {
         Ok(Bytes::from(out.unwrap_or_default()))
     }
 
-    /// Reads from the block's replicas in the NameNode's order until one answers (with
-    /// `verify`, until one passes HDFS's checksums); when none could be reached, asks for the
-    /// block's locations again, once.
+    /// Reads from the block's replicas in the NameNode's order (replicas of it found bad
+    /// last) until one answers (with `verify`, until one passes HDFS's checksums); when none
+    /// could be reached, asks for the block's locations again, once.
     fn read_block_range(
         &self,
         located: &LocatedBlockProto,
@@ -355,40 +360,24 @@ impl OpenFile {
     ) -> io::Result<Vec<u8>> {
         let mut failures: Vec<String> = Vec::new();
         let mut corrupt = false;
-        let mut located = located.clone();
-        for round in 0..2 {
-            for dn in &located.locs {
-                let req = BlockRead {
-                    block: &located.b,
-                    token: &located.block_token,
-                    offset,
-                    len,
-                    verify,
-                };
-                match self.reads.datanodes.read(&dn.id, &req) {
-                    Ok(bytes) => return Ok(bytes),
-                    Err(ReplicaError::Checksum(detail)) => {
-                        corrupt = true;
-                        self.bad_replica(&located, dn, &detail);
-                        failures.push(format!(
-                            "{}: HDFS checksum failure: {detail}",
-                            xfer_addr(&dn.id)
-                        ));
-                    }
-                    Err(ReplicaError::Io(e)) => {
-                        stats().replica_read_errors.fetch_add(1, Ordering::Relaxed);
-                        failures.push(format!("{}: {e}", xfer_addr(&dn.id)));
-                    }
-                }
-            }
-            if corrupt || round == 1 {
-                break;
-            }
+        if let Some(bytes) =
+            self.try_replicas(located, offset, len, verify, &mut failures, &mut corrupt)
+        {
+            return Ok(bytes);
+        }
+        let refreshed;
+        let mut located = located;
+        if !corrupt {
             self.refresh()?;
             let blocks = self.blocks();
-            match blocks.iter().find(|b| b.b.block_id == located.b.block_id) {
-                Some(b) => located = b.clone(),
-                None => break,
+            if let Some(b) = blocks.iter().find(|b| b.b.block_id == located.b.block_id) {
+                refreshed = b.clone();
+                located = &refreshed;
+                if let Some(bytes) =
+                    self.try_replicas(located, offset, len, verify, &mut failures, &mut corrupt)
+                {
+                    return Ok(bytes);
+                }
             }
         }
         let block = format!("blk_{}_{}", located.b.block_id, located.b.generation_stamp);
@@ -402,20 +391,73 @@ impl OpenFile {
                 "{what}: no DataNode holds the block"
             )));
         }
-        let kind = if corrupt {
-            io::ErrorKind::InvalidData
+        let (kind, summary) = if corrupt {
+            (
+                io::ErrorKind::InvalidData,
+                "no replica passed HDFS checksums",
+            )
         } else {
-            io::ErrorKind::Other
-        };
-        let summary = if corrupt {
-            "no replica passed HDFS checksums"
-        } else {
-            "no replica could be read"
+            (io::ErrorKind::Other, "no replica could be read")
         };
         Err(io::Error::new(
             kind,
             format!("{what}: {summary}: {}", failures.join("; ")),
         ))
+    }
+
+    /// One pass over the block's replicas, those known bad last; `None` when none gave the
+    /// bytes (each failure is added to `failures`).
+    fn try_replicas(
+        &self,
+        located: &LocatedBlockProto,
+        offset: u64,
+        len: usize,
+        verify: bool,
+        failures: &mut Vec<String>,
+        corrupt: &mut bool,
+    ) -> Option<Vec<u8>> {
+        let req = BlockRead {
+            block: &located.b,
+            token: &located.block_token,
+            offset,
+            len,
+            verify,
+        };
+        let known_bad = |dn: &DatanodeInfoProto| self.is_known_bad(located.b.block_id, dn);
+        let good_first = located
+            .locs
+            .iter()
+            .filter(|dn| !known_bad(dn))
+            .chain(located.locs.iter().filter(|dn| known_bad(dn)));
+        for dn in good_first {
+            match self.reads.datanodes.read(&dn.id, &req) {
+                Ok(bytes) => return Some(bytes),
+                Err(ReplicaError::Checksum(detail)) => {
+                    *corrupt = true;
+                    self.bad_replica(located, dn, &detail);
+                    failures.push(format!(
+                        "{}: HDFS checksum failure: {detail}",
+                        xfer_addr(&dn.id)
+                    ));
+                }
+                Err(ReplicaError::Io(e)) => {
+                    stats().replica_read_errors.fetch_add(1, Ordering::Relaxed);
+                    failures.push(format!("{}: {e}", xfer_addr(&dn.id)));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether this file's reads found `dn`'s replica of the block bad (as DFSInputStream
+    /// keeps its dead nodes: later reads go to the other replicas first).
+    fn is_known_bad(&self, block_id: u64, dn: &DatanodeInfoProto) -> bool {
+        if !self.any_bad.load(Ordering::Relaxed) {
+            return false;
+        }
+        let bad = self.bad.lock().unwrap_or_else(|e| e.into_inner());
+        bad.iter()
+            .any(|(b, uuid)| *b == block_id && *uuid == dn.id.datanode_uuid)
     }
 
     /// Records, logs and reports to the NameNode a replica that failed HDFS's checksums.
@@ -431,6 +473,14 @@ impl OpenFile {
             detail: detail.to_string(),
         };
         eprintln!("WARN cairn_fs::hdfs: {bad}; reporting it to the NameNode");
+        {
+            let mut known = self.bad.lock().unwrap_or_else(|e| e.into_inner());
+            let key = (located.b.block_id, dn.id.datanode_uuid.clone());
+            if !known.contains(&key) {
+                known.push(key);
+            }
+            self.any_bad.store(true, Ordering::Relaxed);
+        }
         stats().record_bad_replica(bad);
         let i = located.locs.iter().position(|l| l == dn);
         let mut report = located.clone();
