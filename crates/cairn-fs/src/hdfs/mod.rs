@@ -233,18 +233,20 @@ impl ReadClient {
             }
             match f(guard.as_mut().expect("connected above")) {
                 Ok(v) => return Ok(v),
+                // The NameNode answered: the connection is fine, the call is not.
                 Err(e)
-                    if attempt == 0
-                        && !matches!(
-                            e.kind(),
-                            io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
-                        ) =>
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+                    ) =>
                 {
-                    *guard = None;
+                    return Err(e)
                 }
                 Err(e) => {
                     *guard = None;
-                    return Err(e);
+                    if attempt == 1 {
+                        return Err(e);
+                    }
                 }
             }
         }
