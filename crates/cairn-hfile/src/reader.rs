@@ -126,14 +126,7 @@ impl HFileReader {
             verify_checksums: options.verify_checksums,
         };
         let limit = file_len - TRAILER_SIZE as u64;
-        let file_source = Arc::new(FileBlockSource::new(
-            raw,
-            // Where a block failing its checksum is read again: the caller's other copy, else
-            // the filesystem's checksummed view.
-            options.secondary.or(fs_checked),
-            ctx,
-            limit,
-        ));
+        let file_source = Arc::new(FileBlockSource::new(raw, options.secondary, ctx, limit));
 
         // The load-on-open section: data root, meta root, file info, then Bloom metadata.
         let mut blocks: Vec<Block> = Vec::new();

@@ -51,10 +51,19 @@ pub trait BlockSource: Send + Sync {
 /// Reads blocks from a file, verifying each; on corruption, reads the block once more from
 /// the secondary source if there is one (another replica, HDFS with its own checksums), and
 /// never returns a block that failed everywhere.
+///
+/// A primary source that skips the filesystem's checksums (HDFS read as HBase reads store
+/// files) is used only while blocks carry checksums of their own that are verified: a file
+/// whose blocks have none (checksum type NULL), or a reader told not to verify them, reads
+/// through the filesystem's checksummed view instead, so no byte goes unchecked.
 pub struct FileBlockSource {
     /// Set once the reader knows the file's cell layout: data blocks then get a cell index.
     layout: std::sync::OnceLock<crate::cell::CellLayout>,
     primary: Arc<dyn RawSource>,
+    /// The primary's bytes with the filesystem's checksums verified, when it skips them.
+    checked: Option<Arc<dyn RawSource>>,
+    /// Read `checked` instead of `primary`: blocks cannot be verified on their own.
+    use_checked: std::sync::atomic::AtomicBool,
     secondary: Option<Arc<dyn RawSource>>,
     ctx: DecodeContext,
     /// Where the load-on-open section and trailer begin: blocks never extend past it.
@@ -62,17 +71,22 @@ pub struct FileBlockSource {
 }
 
 impl FileBlockSource {
-    /// A source for the blocks of one file.
+    /// A source for the blocks of one file. `secondary` is another copy read when a block is
+    /// corrupt; without one, the primary's checksummed view
+    /// ([`RawSource::fs_checksummed`]) is.
     pub fn new(
         primary: Arc<dyn RawSource>,
         secondary: Option<Arc<dyn RawSource>>,
         ctx: DecodeContext,
         limit: u64,
     ) -> FileBlockSource {
+        let checked = primary.clone().fs_checksummed();
         FileBlockSource {
             layout: std::sync::OnceLock::new(),
+            use_checked: (checked.is_some() && !ctx.verify_checksums).into(),
+            secondary: secondary.or_else(|| checked.clone()),
+            checked,
             primary,
-            secondary,
             ctx,
             limit,
         }
@@ -160,7 +174,21 @@ impl BlockSource for FileBlockSource {
         on_disk_size: Option<u64>,
         purpose: BlockPurpose,
     ) -> Result<Block> {
+        if let Some(checked) = self.checked.as_ref().filter(|_| self.use_checked()) {
+            return self.read_from(&**checked, offset, on_disk_size, purpose);
+        }
         match self.read_from(&*self.primary, offset, on_disk_size, purpose) {
+            Ok(b) if b.header().checksum_type == cairn_checksum::ChecksumType::Null => {
+                match &self.checked {
+                    // Nothing verified these bytes: from now on the filesystem does.
+                    Some(checked) => {
+                        self.use_checked
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                        self.read_from(&**checked, offset, on_disk_size, purpose)
+                    }
+                    None => Ok(b),
+                }
+            }
             Err(primary) if primary.is_corruption() => {
                 // A block whose header is too damaged to find its checksums failed them as
                 // surely as one whose checksum did not match (counted where it was computed).
@@ -175,6 +203,10 @@ impl BlockSource for FileBlockSource {
 }
 
 impl FileBlockSource {
+    fn use_checked(&self) -> bool {
+        self.use_checked.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Reads a block that was corrupt in the primary source from the secondary one, if any.
     fn read_again(
         &self,

@@ -315,6 +315,95 @@ fn a_corrupt_block_is_reported_and_never_returned() {
     assert!(matches!(err, HFileError::CorruptEverywhere { .. }), "{err}");
 }
 
+/// A file read without the filesystem's checksums (as HDFS store files are), with a view that
+/// verifies them: `bytes` may be damaged, the view reads `good` and counts its reads.
+struct SkipsFsChecksums {
+    bytes: Bytes,
+    good: Bytes,
+    checked_reads: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct FsChecked(Bytes, Arc<std::sync::atomic::AtomicUsize>);
+
+impl cairn_hfile::RawSource for FsChecked {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        cairn_hfile::RawSource::read_at(&self.0, offset, len)
+    }
+}
+
+impl cairn_hfile::RawSource for SkipsFsChecksums {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+        cairn_hfile::RawSource::read_at(&self.bytes, offset, len)
+    }
+
+    fn fs_checksummed(self: Arc<Self>) -> Option<Arc<dyn cairn_hfile::RawSource>> {
+        Some(Arc::new(FsChecked(
+            self.good.clone(),
+            self.checked_reads.clone(),
+        )))
+    }
+}
+
+#[test]
+fn blocks_are_verified_by_the_file_or_by_the_filesystem_never_by_neither() {
+    let data = cells(3000, 100, 41);
+    for (checksum_type, verify) in [
+        (ChecksumType::Crc32C, true),
+        (ChecksumType::Null, true),
+        (ChecksumType::Crc32C, false),
+    ] {
+        let good = write(
+            &data,
+            WriterOptions {
+                block_size: 4096,
+                checksum_type,
+                ..Default::default()
+            },
+        );
+        let (_, second_block, _) = open(good.clone()).data_index().entry(1);
+        let mut bad = good.to_vec();
+        bad[second_block as usize + 200] ^= 0x01;
+        let checked_reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let r = HFileReader::open_source(
+            "mem.hfile".into(),
+            Arc::new(SkipsFsChecksums {
+                bytes: Bytes::from(bad),
+                good: good.clone(),
+                checked_reads: checked_reads.clone(),
+            }),
+            ReaderOptions {
+                verify_checksums: verify,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        // Blocks with checksums of their own, verified: the damaged one fails them and is
+        // read again through the filesystem's checksums. Blocks without (NULL), or a reader
+        // that does not verify them: every block comes through the filesystem's checksums.
+        assert_eq!(read_all(&r), data, "{checksum_type:?} verify {verify}");
+        let checked = checked_reads.load(std::sync::atomic::Ordering::Relaxed);
+        let blocks = r.data_index().len();
+        if checksum_type == ChecksumType::Crc32C && verify {
+            // The trailer and the damaged block.
+            assert_eq!(checked, 2, "{checksum_type:?}");
+        } else {
+            assert!(
+                checked > blocks,
+                "{checked} checked reads, {blocks} data blocks"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_flipped_byte_anywhere_is_caught_or_harmless() {
     // Flip bytes all over a small file: opening and scanning either fails with an error or
