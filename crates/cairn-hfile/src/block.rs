@@ -206,6 +206,15 @@ impl Block {
         self
     }
 
+    /// An encoded data block's decoded cells, as a plain data block (the on-disk sizes stay
+    /// those of the encoded block).
+    pub(crate) fn into_decoded(mut self, cells: Bytes) -> Block {
+        self.header.block_type = BlockType::Data;
+        self.header.uncompressed_size_without_header = cells.len() as u32;
+        self.data = cells;
+        self
+    }
+
     /// The same block with a size hint for the one after it (caches keep the hint).
     #[inline]
     pub fn with_next_block_on_disk_size(mut self, next: Option<u64>) -> Block {

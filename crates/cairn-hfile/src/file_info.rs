@@ -35,6 +35,7 @@ pub mod keys {
     pub const KEY_VALUE_VERSION: &[u8] = b"KEY_VALUE_VERSION";
     /// Data block encoding name, when not NONE.
     pub const DATA_BLOCK_ENCODING: &[u8] = b"DATA_BLOCK_ENCODING";
+
     /// Written by HBase's store layer (`HStoreFile`): time range (two i64).
     pub const TIMERANGE: &[u8] = b"TIMERANGE";
     /// Earliest Put timestamp (i64).

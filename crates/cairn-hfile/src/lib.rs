@@ -17,6 +17,7 @@ pub mod block_type;
 pub mod bloom;
 pub mod cell;
 pub mod compression;
+pub mod encoding;
 mod error;
 pub mod file_info;
 pub mod hash;

@@ -11,6 +11,7 @@ use crate::block_index::{KeyOrder, NonRootIndex, RootIndex};
 use crate::block_type::BlockType;
 use crate::bloom::{after_last_cell_key, rowcol_key, BloomType, CompoundBloom};
 use crate::cell::{first_on_row, CellLayout, CellRef, KeyValue};
+use crate::encoding::DataBlockEncoding;
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::scanner::{HFileScanner, SharedHFileScanner};
@@ -197,18 +198,21 @@ impl HFileReader {
             ));
         }
         let file_info = FileInfo::decode(info_block.data(), &path, info_block.offset())?;
-        if let Some(enc) = file_info
-            .get(keys::DATA_BLOCK_ENCODING)
-            .filter(|e| *e != b"NONE")
-        {
-            return Err(HFileError::Unsupported {
-                path: path.clone(),
-                what: format!(
-                    "data block encoding {}: cairn reads NONE only for now",
-                    String::from_utf8_lossy(enc)
-                ),
-            });
-        }
+        let encoding = match file_info.get(keys::DATA_BLOCK_ENCODING) {
+            None => DataBlockEncoding::None,
+            Some(name) => {
+                DataBlockEncoding::from_name(name).ok_or_else(|| HFileError::Unsupported {
+                    path: path.clone(),
+                    what: format!(
+                        "data block encoding {}: cairn reads NONE and FAST_DIFF",
+                        String::from_utf8_lossy(name)
+                    ),
+                })?
+            }
+        };
+        let tags_compressed = file_info
+            .get(keys::TAGS_COMPRESSED)
+            .is_some_and(|v| v.iter().any(|&b| b != 0));
         let mut general_bloom = None;
         let mut delete_family_bloom = None;
         for b in &blocks[3..] {
@@ -275,8 +279,9 @@ impl HFileReader {
             tags: file_info.get(keys::MAX_TAGS_LEN).is_some(),
             mvcc: file_info.get_i32(keys::KEY_VALUE_VERSION) == Some(1),
         };
-        // From now on data blocks read from the file carry an index of their cells.
-        file_source.set_cell_layout(layout);
+        // From now on data blocks read from the file carry an index of their cells (and
+        // encoded ones are decoded first).
+        file_source.set_cell_layout(layout, encoding, tags_compressed);
         Ok(HFileReader {
             last_bloom_key: file_info.get(keys::LAST_BLOOM_KEY).map(<[u8]>::to_vec),
             layout,

@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::block::{decode_block, on_disk_size_from_header, Block, DecodeContext, HEADER_SIZE};
+use crate::encoding::{decode_fast_diff, DataBlockEncoding, DecodeError};
 use crate::error::{HFileError, Result};
 
 pub use cairn_fs::{LocalFile, RawSource};
@@ -58,7 +61,7 @@ pub trait BlockSource: Send + Sync {
 /// through the filesystem's checksummed view instead, so no byte goes unchecked.
 pub struct FileBlockSource {
     /// Set once the reader knows the file's cell layout: data blocks then get a cell index.
-    layout: std::sync::OnceLock<crate::cell::CellLayout>,
+    layout: std::sync::OnceLock<(crate::cell::CellLayout, DataBlockEncoding, bool)>,
     primary: Arc<dyn RawSource>,
     /// The primary's bytes with the filesystem's checksums verified, when it skips them.
     checked: Option<Arc<dyn RawSource>>,
@@ -93,9 +96,14 @@ impl FileBlockSource {
     }
 
     /// Tells the source how the file's cells are laid out, so data blocks come with an index
-    /// of their cells.
-    pub fn set_cell_layout(&self, layout: crate::cell::CellLayout) {
-        let _ = self.layout.set(layout);
+    /// of their cells, and how its data blocks are encoded, so encoded ones are decoded.
+    pub fn set_cell_layout(
+        &self,
+        layout: crate::cell::CellLayout,
+        encoding: DataBlockEncoding,
+        tags_compressed: bool,
+    ) {
+        let _ = self.layout.set((layout, encoding, tags_compressed));
     }
 
     /// The decode settings.
@@ -144,11 +152,14 @@ impl FileBlockSource {
         // Read the next block's header too: scans learn the next size without another read.
         let want = (end + HEADER_SIZE as u64).min(raw.len()) - offset;
         let bytes = raw.read_at(offset, want as usize).map_err(io)?;
-        let block = decode_block(bytes, offset, size as usize, &self.ctx)?;
+        let mut block = decode_block(bytes, offset, size as usize, &self.ctx)?;
+        if block.block_type() == crate::BlockType::EncodedData {
+            block = self.decode_cells(block)?;
+        }
         // In-memory search aids, kept with the block by caches: cells of data blocks, entry
         // fingerprints of leaf and intermediate index blocks.
         Ok(match (block.block_type(), self.layout.get()) {
-            (crate::BlockType::Data, Some(&layout)) if purpose != BlockPurpose::Scan => {
+            (crate::BlockType::Data, Some(&(layout, _, _))) if purpose != BlockPurpose::Scan => {
                 let index =
                     crate::cell::build_cell_index(block.data(), layout).map(bytes::Bytes::from);
                 block.with_cell_index(index)
@@ -203,6 +214,46 @@ impl BlockSource for FileBlockSource {
 }
 
 impl FileBlockSource {
+    /// An encoded data block as a plain one: the file's encoding decoded into the plain cell
+    /// layout.
+    fn decode_cells(&self, block: Block) -> Result<Block> {
+        let err = |reason: String| {
+            HFileError::block(
+                &self.ctx.path,
+                Some(crate::BlockType::EncodedData),
+                block.offset(),
+                reason,
+            )
+        };
+        let Some(&(layout, encoding, tags_compressed)) = self.layout.get() else {
+            return Err(err(
+                "an encoded data block among the file's index blocks".into()
+            ));
+        };
+        let data = block.data();
+        let id = data
+            .get(..2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(|| err("no encoding id".into()))?;
+        if encoding != DataBlockEncoding::FastDiff || id != DataBlockEncoding::FAST_DIFF_ID {
+            return Err(HFileError::Unsupported {
+                path: self.ctx.path.clone(),
+                what: format!(
+                    "data block at offset {} is encoded with encoding id {id} (file info: {encoding:?}); cairn decodes FAST_DIFF (id 4)",
+                    block.offset()
+                ),
+            });
+        }
+        let cells = decode_fast_diff(&data[2..], layout, tags_compressed).map_err(|e| match e {
+            DecodeError::Corrupt(reason) => err(reason),
+            DecodeError::Unsupported(what) => HFileError::Unsupported {
+                path: self.ctx.path.clone(),
+                what: format!("data block at offset {}: {what}", block.offset()),
+            },
+        })?;
+        Ok(block.into_decoded(Bytes::from(cells)))
+    }
+
     fn use_checked(&self) -> bool {
         self.use_checked.load(std::sync::atomic::Ordering::Relaxed)
     }

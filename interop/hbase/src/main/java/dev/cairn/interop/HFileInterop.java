@@ -23,6 +23,7 @@ import org.apache.hadoop.hbase.KeyValue;
 import org.apache.hadoop.hbase.PrivateCellUtil;
 import org.apache.hadoop.hbase.fs.HFileSystem;
 import org.apache.hadoop.hbase.io.compress.Compression;
+import org.apache.hadoop.hbase.io.encoding.DataBlockEncoding;
 import org.apache.hadoop.hbase.io.hfile.CacheConfig;
 import org.apache.hadoop.hbase.io.hfile.HFile;
 import org.apache.hadoop.hbase.io.hfile.HFileContext;
@@ -44,7 +45,8 @@ import org.apache.hadoop.hbase.util.ChecksumType;
  *                 verification on), compare every cell with CELLS, and query the Bloom filter
  *                 with every present key (must hit) and absent keys (false positives counted)
  * write MANIFEST  each line: FILE CELLS CHECKSUM BYTES_PER_CHECKSUM COMPRESSION BLOOM TAGS
- *                 BLOCKSIZE -- write FILE with HBase's StoreFileWriter from CELLS
+ *                 BLOCKSIZE [ENCODING [COMPRESS_TAGS]] -- write FILE with HBase's StoreFileWriter
+ *                 from CELLS (data block encoding NONE unless given)
  * </pre>
  *
  * CELLS: one cell per line, "row family qualifier timestamp typecode value tags seqid" with the
@@ -216,6 +218,9 @@ public class HFileInterop {
       .withIncludesTags(Boolean.parseBoolean(f[6]))
       .withBlockSize(Integer.parseInt(f[7]))
       .withCellComparator(CellComparatorImpl.COMPARATOR)
+      // Optional: a data block encoding (FAST_DIFF, ...) and whether tags are compressed.
+      .withDataBlockEncoding(f.length > 8 ? DataBlockEncoding.valueOf(f[8]) : DataBlockEncoding.NONE)
+      .withCompressTags(f.length > 9 && Boolean.parseBoolean(f[9]))
       .build();
     FileSystem fs = FileSystem.getLocal(conf).getRawFileSystem();
     StoreFileWriter w = new StoreFileWriter.Builder(conf, CacheConfig.DISABLED, fs)
