@@ -353,6 +353,36 @@ fn major_compaction_matches_hbase() {
     assert_eq!(cairn[0].meta["major"], "true");
 }
 
+/// A store HBase wrote with the FAST_DIFF data block encoding (as tables created with
+/// `DATA_BLOCK_ENCODING => 'FAST_DIFF'` are): cairn decodes it and its major compaction keeps
+/// exactly the cells HBase's keeps.
+#[test]
+fn major_compaction_of_a_fast_diff_store_matches_hbase() {
+    let Some(cp) = require() else { return };
+    const VERSIONS: u32 = 3;
+    let t = twin(
+        &cp,
+        VERSIONS,
+        &["3", "150", "8", "20240602", "1", "10", "FAST_DIFF"],
+    );
+    check_input(&t.input, 3);
+    for f in std::fs::read_dir(&t.cairn_family).unwrap() {
+        let r = cairn_hfile::HFileReader::open(f.unwrap().path(), Default::default()).unwrap();
+        assert_eq!(
+            r.file_info().get(b"DATA_BLOCK_ENCODING"),
+            Some(&b"FAST_DIFF"[..])
+        );
+    }
+
+    cairn_compact(&["--major", t.cairn_family.to_str().unwrap()]);
+    hbase_compact(&cp, &t.hbase_family, &["-major"]);
+    let cairn = dump(&cp, &[&t.cairn_family]);
+    let hbase = dump(&cp, &[&t.hbase_family]);
+    assert_eq!((cairn.len(), hbase.len()), (1, 1));
+    check_major_result(&hbase[0], &t.input, VERSIONS as usize);
+    compare_stores(&cairn, &hbase, &t.input);
+}
+
 #[test]
 fn minor_compaction_keeps_deletes_like_hbase() {
     let Some(cp) = require() else { return };

@@ -21,6 +21,7 @@ import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.fs.HFileSystem;
 import org.apache.hadoop.hbase.io.compress.Compression;
+import org.apache.hadoop.hbase.io.encoding.DataBlockEncoding;
 import org.apache.hadoop.hbase.io.hfile.CacheConfig;
 import org.apache.hadoop.hbase.io.hfile.HFile;
 import org.apache.hadoop.hbase.io.hfile.HFileContext;
@@ -46,7 +47,8 @@ import org.apache.hadoop.hbase.util.FSTableDescriptors;
  * benchmark.
  *
  * <pre>
- * write-store FAMILY_DIR FILES ROWS_PER_FILE VALUE_BYTES SEED [FIRST_FILE_SCALE [DELETE_PERCENT]]
+ * write-store FAMILY_DIR FILES ROWS_PER_FILE VALUE_BYTES SEED [FIRST_FILE_SCALE [DELETE_PERCENT
+ *     [DATA_BLOCK_ENCODING]]]
  *     writes FILES store files as successive memstore flushes would (StoreFileWriter, CRC32C per
  *     16 KiB, 64 KiB blocks, MVCC and tags, ROW Bloom, flush metadata): rows overlap between
  *     files, columns have several versions, timestamps collide across files, and a share of the
@@ -115,6 +117,7 @@ public class StoreInterop {
     long seed = Long.parseLong(a[5]);
     int firstScale = a.length > 6 ? Integer.parseInt(a[6]) : 1;
     int deletePercent = a.length > 7 ? Integer.parseInt(a[7]) : 10;
+    DataBlockEncoding encoding = a.length > 8 ? DataBlockEncoding.valueOf(a[8]) : DataBlockEncoding.NONE;
     Configuration conf = conf();
     // The raw local filesystem, as HFileInterop: the checksummed one would add .crc side files.
     FileSystem fs = FileSystem.getLocal(conf).getRawFileSystem();
@@ -165,7 +168,7 @@ public class StoreInterop {
         .withBytesPerCheckSum(16384).withCompression(Compression.Algorithm.NONE)
         .withIncludesMvcc(true).withIncludesTags(true).withBlockSize(65536)
         .withColumnFamily(FAMILY).withTableName(Bytes.toBytes("t"))
-        .withCellComparator(CellComparatorImpl.COMPARATOR).build();
+        .withCellComparator(CellComparatorImpl.COMPARATOR).withDataBlockEncoding(encoding).build();
       StoreFileWriter w = new StoreFileWriter.Builder(conf, CacheConfig.DISABLED, fs)
         .withOutputDir(dir).withBloomType(BloomType.ROW).withMaxKeyCount(cells.size())
         .withFileContext(ctx).build();
