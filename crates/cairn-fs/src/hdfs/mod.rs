@@ -266,6 +266,8 @@ struct OpenFile {
     /// Replicas (block id, DataNode UUID) found bad by reads of this file.
     bad: Mutex<Vec<(u64, String)>>,
     any_bad: AtomicBool,
+    /// Bumped when a replica is found bad: read-ahead filled before may hold its bytes.
+    bad_generation: AtomicU64,
 }
 
 impl OpenFile {
@@ -279,6 +281,7 @@ impl OpenFile {
             blocks: RwLock::new(Arc::new(located.blocks)),
             bad: Mutex::new(Vec::new()),
             any_bad: AtomicBool::new(false),
+            bad_generation: AtomicU64::new(0),
         })
     }
 
@@ -482,6 +485,7 @@ impl OpenFile {
                 known.push(key);
             }
             self.any_bad.store(true, Ordering::Relaxed);
+            self.bad_generation.fetch_add(1, Ordering::Relaxed);
         }
         stats().record_bad_replica(bad);
         let i = located.locs.iter().position(|l| l == dn);
@@ -521,6 +525,8 @@ struct ReadAhead {
     last_end: u64,
     start: u64,
     buf: Bytes,
+    /// The file's `bad_generation` when `buf` was filled.
+    generation: u64,
 }
 
 const READ_AHEAD: usize = 1 << 20;
@@ -547,6 +553,10 @@ impl RawSource for HdfsFile {
         let end = offset.saturating_add(len as u64);
         let sequential = {
             let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+            if ahead.generation != self.file.bad_generation.load(Ordering::Relaxed) {
+                // A replica was found bad since: its bytes may be in the buffer.
+                ahead.buf = Bytes::new();
+            }
             let buf_end = ahead.start + ahead.buf.len() as u64;
             if offset >= ahead.start && end <= buf_end && !ahead.buf.is_empty() {
                 let from = (offset - ahead.start) as usize;
@@ -569,11 +579,13 @@ impl RawSource for HdfsFile {
             return self.file.read_range(offset, len, self.verify);
         }
         let fetch = (READ_AHEAD as u64).min(self.file.len - offset) as usize;
+        let generation = self.file.bad_generation.load(Ordering::Relaxed);
         let buf = self.file.read_range(offset, fetch, self.verify)?;
         let bytes = Bytes::copy_from_slice(&buf[..len]);
         let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
         ahead.start = offset;
         ahead.buf = buf;
+        ahead.generation = generation;
         Ok(bytes)
     }
 
