@@ -4,9 +4,8 @@
 //!
 //! **Owns:** the cell layout and order ([`cell`]), blocks with their header, compression and
 //! inline checksums ([`block`], [`compression`]), data block encodings ([`encoding`]: FAST_DIFF
-//! decoded on read), the multi-level block index, compound Bloom
-//! filters, file info and the fixed trailer, and the [`HFileWriter`] / [`HFileReader`] /
-//! [`HFileScanner`] built on them. Blocks reach the reader through a [`BlockSource`], so a cache
+//! decoded on read), the multi-level block index, compound Bloom filters, file info and the
+//! fixed trailer, and the [`HFileWriter`] / [`HFileReader`] / [`HFileScanner`] built on them. Blocks reach the reader through a [`BlockSource`], so a cache
 //! can sit between the reader and the file.
 //!
 //! **Does not own:** caching blocks (the block cache crate), what a cell means for reads
