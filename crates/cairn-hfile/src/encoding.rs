@@ -7,8 +7,8 @@
 //! length of the key's prefix shared with the previous key, then only what differs: the rest
 //! of the row (the family is the file's one), the rest of the qualifier, the timestamp bytes
 //! after those it shares with the previous one, the type unless it is the same, the value
-//! unless it is the same; then the tags length (a 7-bit varint) and tags, and the sequence id
-//! as in plain blocks. Decoding once per block read keeps seeks and scans on the plain layout: blocks go to
+//! unless it is the same; then the tags length (a 7-bit varint) and tags (dictionary-compressed
+//! when the file says so), and the sequence id as in plain blocks. Decoding once per block read keeps seeks and scans on the plain layout: blocks go to
 //! the cache decoded.
 
 use crate::cell::CellLayout;
@@ -91,6 +91,78 @@ impl<'a> Input<'a> {
     }
 }
 
+/// HBase's `LRUDictionary` as a block's compressed tags use it: up to 127 entries (one block's
+/// `TagCompressionContext`), each new tag taking the next index until it is full, then the
+/// index of the least recently used one; reading an entry makes it the most recently used.
+#[derive(Default)]
+struct TagDictionary {
+    entries: Vec<Vec<u8>>,
+    /// Indexes, most recently used first.
+    recent: std::collections::VecDeque<usize>,
+}
+
+impl TagDictionary {
+    const CAPACITY: usize = 127;
+
+    fn add(&mut self, tag: &[u8]) {
+        if tag.is_empty() {
+            return;
+        }
+        let index = if self.entries.len() < Self::CAPACITY {
+            self.entries.push(tag.to_vec());
+            self.entries.len() - 1
+        } else {
+            let index = self.recent.pop_back().expect("a full dictionary");
+            self.entries[index] = tag.to_vec();
+            index
+        };
+        self.recent.push_front(index);
+    }
+
+    fn get(&mut self, index: usize) -> Option<&[u8]> {
+        let at = self.recent.iter().position(|&i| i == index)?;
+        self.recent.remove(at);
+        self.recent.push_front(index);
+        Some(&self.entries[index])
+    }
+}
+
+/// One cell's dictionary-compressed tags (HBase's `TagCompressionContext.uncompressTags`),
+/// `tags_len` bytes once written out as `length u16 | tag` each. A tag is a status byte: -1
+/// (0xff) then its length (7-bit varint) and bytes, which join the dictionary; otherwise that
+/// byte and the next are the 2-byte index of a tag in the dictionary.
+fn uncompress_tags(
+    input: &mut Input<'_>,
+    dictionary: &mut TagDictionary,
+    tags_len: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let end = out.len() + tags_len;
+    while out.len() < end {
+        let status = input.byte("tag status")?;
+        if status == 0xff {
+            let len = input.compressed_int("tag length")?;
+            let len16 =
+                u16::try_from(len).map_err(|_| format!("tag length {len} exceeds 65535"))?;
+            let tag = input.take(len, "tag")?;
+            out.extend_from_slice(&len16.to_be_bytes());
+            out.extend_from_slice(tag);
+            dictionary.add(tag);
+        } else {
+            let index = usize::from(u16::from_be_bytes([status, input.byte("tag index")?]));
+            let tag = dictionary
+                .get(index)
+                .ok_or_else(|| format!("tag dictionary has no entry {index}"))?;
+            out.extend_from_slice(&(tag.len() as u16).to_be_bytes());
+            out.extend_from_slice(tag);
+        }
+    }
+    if out.len() != end {
+        return Err(format!("tags decode past their length {tags_len}"));
+    }
+    Ok(())
+}
+
 /// Where the previous cell's parts are in the decoded output.
 struct Previous {
     key: usize,
@@ -103,8 +175,7 @@ struct Previous {
 
 /// Decodes the cells of a FAST_DIFF block body (after the 2-byte encoding id) into the plain
 /// layout: `keyLength | valueLength | key | value | [tagsLength | tags] | [sequence id]`.
-/// `tags_compressed`: the file's tags are dictionary-compressed (HBase's `COMPRESS_TAGS`),
-/// which cairn cannot decode; a cell with tags in such a file is an error.
+/// `tags_compressed`: the file's tags are dictionary-compressed (HBase's `COMPRESS_TAGS`).
 pub fn decode_fast_diff(
     body: &[u8],
     layout: CellLayout,
@@ -142,6 +213,8 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
     // The declared size is only a hint until the cells are decoded: it bounds the output.
     let mut out: Vec<u8> = Vec::with_capacity(size.min(body.len().saturating_mul(64)));
     let mut prev: Option<Previous> = None;
+    // Compressed tags refer to the tags before them in the same block.
+    let mut dictionary = TagDictionary::default();
     let mut cell = 0usize;
     while input.pos < body.len() {
         let at = input.pos;
@@ -255,11 +328,11 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
             out.extend_from_slice(&tags_len.to_be_bytes());
             if tags_len > 0 {
                 if tags_compressed {
-                    return Err(DecodeError::Unsupported(what(
-                        "tags compressed with a dictionary (COMPRESS_TAGS)",
-                    )));
+                    uncompress_tags(&mut input, &mut dictionary, usize::from(tags_len), &mut out)
+                        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
+                } else {
+                    out.extend_from_slice(input.take(usize::from(tags_len), &what("tags"))?);
                 }
-                out.extend_from_slice(input.take(usize::from(tags_len), &what("tags"))?);
             }
         }
         if layout.mvcc {
@@ -341,8 +414,38 @@ mod tests {
         }
     }
 
-    /// FAST_DIFF as HBase's encoder writes it (the facts of its format, for round trips).
     fn encode(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
+        encode_with(cells, layout, false)
+    }
+
+    /// HBase's tag compression as its encoder writes it: each tag is looked up in the block's
+    /// dictionary (a hit becomes the most recent entry and is written as its index, a miss
+    /// joins the dictionary and is written whole).
+    fn compress_tags(tags: &[u8], dictionary: &mut TagDictionary, out: &mut Vec<u8>) {
+        let mut pos = 0;
+        while pos < tags.len() {
+            let len = usize::from(u16::from_be_bytes([tags[pos], tags[pos + 1]]));
+            let tag = &tags[pos + 2..pos + 2 + len];
+            pos += 2 + len;
+            let hit = (0..dictionary.entries.len()).find(|&i| dictionary.entries[i] == tag);
+            match hit {
+                Some(i) if !tag.is_empty() => {
+                    dictionary.get(i);
+                    out.extend_from_slice(&(i as u16).to_be_bytes());
+                }
+                _ => {
+                    out.push(0xff);
+                    put_int(out, len);
+                    out.extend_from_slice(tag);
+                    dictionary.add(tag);
+                }
+            }
+        }
+    }
+
+    /// FAST_DIFF as HBase's encoder writes it (the facts of its format, for round trips).
+    fn encode_with(cells: &[TestCell], layout: CellLayout, compressed_tags: bool) -> Vec<u8> {
+        let mut dictionary = TagDictionary::default();
         let mut out = (plain(cells, layout).len() as u32).to_be_bytes().to_vec();
         let mut prev: Option<&TestCell> = None;
         for c in cells {
@@ -416,7 +519,11 @@ mod tests {
             }
             if layout.tags {
                 put_int(&mut out, c.5.len());
-                out.extend_from_slice(&c.5);
+                if compressed_tags {
+                    compress_tags(&c.5, &mut dictionary, &mut out);
+                } else {
+                    out.extend_from_slice(&c.5);
+                }
             }
             if layout.mvcc {
                 write_vlong(&mut out, c.6);
@@ -474,8 +581,39 @@ mod tests {
         }
     }
 
+    /// Well-formed tags (`length u16 | type | value` each), drawn from 200 different ones so a
+    /// block's dictionary of 127 both hits and evicts.
+    fn tags_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(0u8..200, 0..4).prop_map(|ids| {
+            let mut tags = Vec::new();
+            for id in ids {
+                tags.extend_from_slice(&2u16.to_be_bytes());
+                tags.extend_from_slice(&[1, id]);
+            }
+            tags
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn decodes_dictionary_compressed_tags(
+            cells in prop::collection::vec((cell_strategy(), tags_strategy()), 1..150),
+        ) {
+            let cells: Vec<TestCell> = cells
+                .into_iter()
+                .map(|(mut c, tags)| {
+                    c.5 = tags;
+                    c
+                })
+                .collect();
+            let layout = CellLayout { tags: true, mvcc: true };
+            let body = encode_with(&cells, layout, true);
+            prop_assert_eq!(decode_fast_diff(&body, layout, true).unwrap(), plain(&cells, layout));
+        }
+    }
+
     #[test]
-    fn compressed_tags_are_refused_by_name() {
+    fn a_tag_index_not_in_the_dictionary_is_an_error() {
         let layout = CellLayout {
             tags: true,
             mvcc: false,
@@ -486,19 +624,18 @@ mod tests {
             1,
             4,
             b"v".to_vec(),
-            vec![1, 0, 1],
+            vec![0, 2, 1, 7],
             0,
         )];
-        let e = decode_fast_diff(&encode(&cells, layout), layout, true).unwrap_err();
+        let mut body = encode_with(&cells, layout, true);
+        // The tag written whole (0xff, length 2, bytes) becomes index 5, never added.
+        let at = body.len() - 4;
+        assert_eq!(body[at], 0xff);
+        body.splice(at..at + 4, [0u8, 5, 0, 0]);
+        let e = decode_fast_diff(&body, layout, true).unwrap_err();
         assert!(
-            matches!(e, DecodeError::Unsupported(ref m) if m.contains("COMPRESS_TAGS")),
+            matches!(e, DecodeError::Corrupt(ref m) if m.contains("no entry 5")),
             "{e:?}"
-        );
-        // Without tags on the cell, a file with compressed tags decodes.
-        let cells = vec![(b"r".to_vec(), b"q".to_vec(), 1, 4, b"v".to_vec(), vec![], 0)];
-        assert_eq!(
-            decode_fast_diff(&encode(&cells, layout), layout, true).unwrap(),
-            plain(&cells, layout)
         );
     }
 }
