@@ -262,6 +262,28 @@ pub fn read_block_answer(
     let want_end = offset
         .checked_add(len as u64)
         .ok_or_else(|| malformed(addr, format!("{len} bytes at {offset} overflow")))?;
+    // Checksums cover packet data, not packet headers: where each packet's bytes belong is
+    // pinned by the answer's first chunk (the chunk holding `offset`, when checksums are
+    // sent) and by packets following each other without gaps or overlaps.
+    let chunk_offset = response
+        .read_op_checksum_info
+        .as_ref()
+        .map(|i| i.chunk_offset);
+    if let Some(start) = chunk_offset {
+        let bpc = checksum
+            .as_ref()
+            .filter(|dc| dc.checksum_type() != ChecksumType::Null)
+            .map(|dc| u64::from(dc.bytes_per_checksum()));
+        let aligned = bpc.is_none_or(|bpc| start % bpc == 0 && offset - start.min(offset) < bpc);
+        if start > offset || !aligned {
+            return Err(malformed(
+                addr,
+                format!("first chunk at {start} for a read at {offset}"),
+            )
+            .into());
+        }
+    }
+    let mut next_packet = chunk_offset;
     let mut data_out = Vec::with_capacity(len);
     loop {
         let mut lens = [0u8; 6];
@@ -299,6 +321,17 @@ pub fn read_block_answer(
         let (sums, data) = body.split_at(body.len() - data_len);
         let packet_start = u64::try_from(header.offset_in_block)
             .map_err(|_| malformed(addr, "negative packet offset"))?;
+        if next_packet.is_some_and(|expected| expected != packet_start) {
+            return Err(malformed(
+                addr,
+                format!(
+                    "packet at {packet_start}, where {} was next",
+                    next_packet.unwrap_or_default()
+                ),
+            )
+            .into());
+        }
+        next_packet = Some(packet_start.saturating_add(data_len as u64));
         if let Some(dc) = &checksum {
             match dc.verify_chunked(data, sums, packet_start) {
                 Ok(()) => {}
