@@ -64,6 +64,7 @@ pub struct HFileReader {
     last_bloom_key: Option<Vec<u8>>,
     delete_family_bloom: Option<CompoundBloom>,
     layout: CellLayout,
+    encoding: DataBlockEncoding,
     load_on_open: Vec<LoadOnOpenBlock>,
 }
 
@@ -297,6 +298,7 @@ impl HFileReader {
             bloom_type,
             delete_family_bloom,
             load_on_open,
+            encoding,
         })
     }
 
@@ -358,6 +360,11 @@ impl HFileReader {
     /// The blocks of the load-on-open section.
     pub fn load_on_open_blocks(&self) -> &[LoadOnOpenBlock] {
         &self.load_on_open
+    }
+
+    /// How the file's data blocks hold their cells (`DATA_BLOCK_ENCODING` in file info).
+    pub fn data_block_encoding(&self) -> DataBlockEncoding {
+        self.encoding
     }
 
     /// Whether cells carry a tags section.

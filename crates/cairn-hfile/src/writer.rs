@@ -21,8 +21,10 @@ use crate::block::{BlockEncoder, HEADER_SIZE};
 use crate::block_index::{BlockIndexWriter, IndexChunk};
 use crate::block_type::BlockType;
 use crate::bloom::{BloomOptions, BloomType, CompoundBloomWriter};
+use crate::cell::CellLayout;
 use crate::cell::{compare_keys, make_key, CellRef, CellType, KeyRef, LATEST_TIMESTAMP};
 use crate::compression::{Compression, ZstdFraming};
+use crate::encoding::{encode_fast_diff, DataBlockEncoding};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::trailer::{Trailer, KV_COMPARATOR, MINOR_VERSION, TRAILER_SIZE};
@@ -58,6 +60,10 @@ pub struct WriterOptions {
     pub min_index_entries: usize,
     /// Creation time recorded in file info (ms since the epoch; default now).
     pub create_time_ms: i64,
+    /// How data blocks hold their cells (`DATA_BLOCK_ENCODING`, NONE). FAST_DIFF blocks are
+    /// encoded from the plain block when it is finished; its size decides where blocks end,
+    /// as in HBase.
+    pub data_block_encoding: DataBlockEncoding,
 }
 
 impl Default for WriterOptions {
@@ -79,6 +85,7 @@ impl Default for WriterOptions {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
+            data_block_encoding: DataBlockEncoding::None,
         }
     }
 }
@@ -372,24 +379,42 @@ impl<W: Write> HFileWriter<W> {
             return Ok(());
         }
         let offset = self.out.pos;
-        let body_len = self.block.len() - HEADER_SIZE;
         let chain = BlockType::Data.chain();
         // The block buffer already starts with room for the header: uncompressed blocks are
         // finished and written without copying their body.
+        let (block_type, block) = match self.options.data_block_encoding {
+            DataBlockEncoding::None => (BlockType::Data, &mut self.block),
+            DataBlockEncoding::FastDiff => {
+                let layout = CellLayout {
+                    tags: self.options.include_tags,
+                    mvcc: self.options.include_mvcc,
+                };
+                self.encoded.clear();
+                self.encoded.resize(HEADER_SIZE, 0);
+                encode_fast_diff(&self.block[HEADER_SIZE..], layout, &mut self.encoded).map_err(
+                    |e| {
+                        HFileError::InvalidArgument(format!(
+                            "{}: data block at {offset}: {e}",
+                            self.path
+                        ))
+                    },
+                )?;
+                (BlockType::EncodedData, &mut self.encoded)
+            }
+        };
+        let body_len = block.len() - HEADER_SIZE;
         let header = self.encoder.encode_in_place(
-            BlockType::Data,
-            &mut self.block,
+            block_type,
+            block,
             self.prev_offsets[chain],
             &mut self.scratch,
         )?;
         let path = &self.path;
-        self.out
-            .write_all(&self.block)
-            .map_err(|e| HFileError::Io {
-                path: path.as_str().into(),
-                offset,
-                source: e,
-            })?;
+        self.out.write_all(block).map_err(|e| HFileError::Io {
+            path: path.as_str().into(),
+            offset,
+            source: e,
+        })?;
         self.prev_offsets[chain] = offset as i64;
         let on_disk = header.on_disk_size_with_header() as u32;
         self.first_data_block_offset.get_or_insert(offset);
@@ -552,6 +577,9 @@ impl<W: Write> HFileWriter<W> {
                 keys::LEN_OF_BIGGEST_CELL,
                 (*len as i64).to_be_bytes().to_vec(),
             );
+        }
+        if self.options.data_block_encoding == DataBlockEncoding::FastDiff {
+            info.insert(keys::DATA_BLOCK_ENCODING, b"FAST_DIFF".to_vec());
         }
         if self.options.include_tags {
             info.insert(

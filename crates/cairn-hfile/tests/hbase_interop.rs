@@ -18,6 +18,7 @@ use support::hbase as support_hbase;
 use cairn_checksum::ChecksumType;
 use cairn_hfile::bloom::BloomType;
 use cairn_hfile::cell::{compare_cells, CellType, KeyValue};
+use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{Compression, HFileReader, HFileWriter, ReaderOptions, WriterOptions};
 
 fn hbase(cp: &str, command: &str, manifest: &Path) -> Vec<String> {
@@ -150,6 +151,7 @@ struct Case {
     compression: Compression,
     bloom: BloomType,
     tags: bool,
+    encoding: DataBlockEncoding,
 }
 
 fn matrix() -> Vec<Case> {
@@ -170,13 +172,20 @@ fn matrix() -> Vec<Case> {
             ] {
                 for bloom in [BloomType::None, BloomType::Row, BloomType::RowCol] {
                     i += 1;
+                    // Half the files FAST_DIFF, in every pairing with tags and each Bloom type.
+                    let encoding = if (i / 2) % 2 == 0 {
+                        DataBlockEncoding::FastDiff
+                    } else {
+                        DataBlockEncoding::None
+                    };
                     v.push(Case {
-                        name: format!("{checksum}-{bpc}-{compression}-{bloom}"),
+                        name: format!("{checksum}-{bpc}-{compression}-{bloom}-{encoding:?}"),
                         checksum,
                         bpc,
                         compression,
                         bloom,
                         tags: i % 2 == 0,
+                        encoding,
                     });
                 }
             }
@@ -219,6 +228,7 @@ fn hbase_reads_every_file_cairn_writes() {
             bloom_type: case.bloom,
             include_tags: case.tags,
             index_block_size: 2048,
+            data_block_encoding: case.encoding,
             ..Default::default()
         };
         let mut w = HFileWriter::new(
@@ -244,6 +254,18 @@ fn hbase_reads_every_file_cairn_writes() {
     std::fs::write(&m, manifest).unwrap();
     let lines = hbase(&cp, "read", &m);
     assert_eq!(lines.len(), matrix().len());
+    // HBase read FAST_DIFF files as FAST_DIFF (its encoded scanner and seeker decoded them).
+    for case in matrix() {
+        let line = lines
+            .iter()
+            .find(|l| l.contains(&format!("/{}.hfile ", case.name)))
+            .unwrap_or_else(|| panic!("no line for {}", case.name));
+        let want = match case.encoding {
+            DataBlockEncoding::FastDiff => "encoding=FAST_DIFF",
+            DataBlockEncoding::None => "encoding=NONE",
+        };
+        assert!(line.contains(want), "{line}");
+    }
     // The Bloom filters were consulted: every present key hit, few false positives.
     assert!(
         lines

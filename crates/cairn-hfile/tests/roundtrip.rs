@@ -10,8 +10,9 @@ use cairn_hfile::bloom::BloomType;
 use cairn_hfile::cell::{
     compare_cells, compare_keys, first_on_row, first_on_row_col, CellType, KeyValue,
 };
+use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{
-    Compression, HFileError, HFileReader, HFileWriter, ReaderOptions, WriterOptions,
+    BlockType, Compression, HFileError, HFileReader, HFileWriter, ReaderOptions, WriterOptions,
 };
 use proptest::prelude::*;
 
@@ -96,18 +97,27 @@ fn every_option_combination_round_trips() {
                 Compression::Lz4,
                 Compression::Zstd,
             ] {
-                for bloom_type in [BloomType::None, BloomType::Row, BloomType::RowCol] {
+                for (bloom_type, encoding) in [
+                    (BloomType::None, DataBlockEncoding::None),
+                    (BloomType::Row, DataBlockEncoding::None),
+                    (BloomType::RowCol, DataBlockEncoding::None),
+                    (BloomType::None, DataBlockEncoding::FastDiff),
+                    (BloomType::Row, DataBlockEncoding::FastDiff),
+                ] {
                     let options = WriterOptions {
                         block_size: 4096,
                         checksum_type,
                         bytes_per_checksum,
                         compression,
                         bloom_type,
+                        data_block_encoding: encoding,
                         ..Default::default()
                     };
                     let r = open(write(&data, options));
-                    let label =
-                        format!("{checksum_type} {bytes_per_checksum} {compression} {bloom_type}");
+                    let label = format!(
+                        "{checksum_type} {bytes_per_checksum} {compression} {bloom_type} {encoding:?}"
+                    );
+                    assert_eq!(r.data_block_encoding(), encoding, "{label}");
                     assert_eq!(read_all(&r), data, "{label}");
                     assert_eq!(r.entry_count(), 3000);
                     assert_eq!(r.trailer().compression, compression);
@@ -146,15 +156,18 @@ fn tags_and_sequence_ids_survive() {
                 .with_sequence_id(i)
         })
         .collect();
-    let r = open(write(
-        &data,
-        WriterOptions {
-            include_tags: true,
-            ..Default::default()
-        },
-    ));
-    assert!(r.includes_tags() && r.includes_mvcc());
-    assert_eq!(read_all(&r), data);
+    for encoding in [DataBlockEncoding::None, DataBlockEncoding::FastDiff] {
+        let r = open(write(
+            &data,
+            WriterOptions {
+                include_tags: true,
+                data_block_encoding: encoding,
+                ..Default::default()
+            },
+        ));
+        assert!(r.includes_tags() && r.includes_mvcc());
+        assert_eq!(read_all(&r), data, "{encoding:?}");
+    }
     // Without MVCC the sequence ids read back as 0.
     let plain: Vec<KeyValue> = data
         .iter()
@@ -169,6 +182,31 @@ fn tags_and_sequence_ids_survive() {
     ));
     assert!(!r.includes_mvcc());
     assert_eq!(read_all(&r), plain);
+}
+
+/// FAST_DIFF files hold the same cells as plain ones in fewer bytes, in blocks of the encoded
+/// type, ended where the plain ones are (HBase ends a block by its unencoded size).
+#[test]
+fn fast_diff_files_are_smaller_and_split_where_plain_ones_are() {
+    let data = cells(5000, 20, 11);
+    let options = |encoding| WriterOptions {
+        block_size: 4096,
+        data_block_encoding: encoding,
+        ..Default::default()
+    };
+    let plain = write(&data, options(DataBlockEncoding::None));
+    let encoded = write(&data, options(DataBlockEncoding::FastDiff));
+    assert!(
+        encoded.len() * 10 < plain.len() * 8,
+        "FAST_DIFF {} bytes, plain {}",
+        encoded.len(),
+        plain.len()
+    );
+    // Every data block of the encoded file is of the encoded type.
+    assert_eq!(&encoded[..8], BlockType::EncodedData.magic());
+    let (p, e) = (open(plain), open(encoded));
+    assert_eq!(read_all(&e), data);
+    assert_eq!(p.trailer().data_index_count, e.trailer().data_index_count);
 }
 
 #[test]

@@ -159,7 +159,8 @@ public class HFileInterop {
       }
       String bloom = bloom(reader, bloomType, expected);
       return "cells=" + n + " mvcc=" + mvcc + " tags=" + reader.getFileContext().isIncludesTags()
-        + " compression=" + reader.getFileContext().getCompression() + " " + bloom
+        + " compression=" + reader.getFileContext().getCompression()
+        + " encoding=" + reader.getDataBlockEncoding() + " " + bloom
         + " fileinfo=" + info.size();
     } finally {
       reader.close();
