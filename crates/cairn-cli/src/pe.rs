@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use cairn_blockcache::{BlockCacheConfig, BucketCacheConfig, CacheStats};
 use cairn_filter::{Filter, ReturnCode};
+use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{BloomType, CellRef, Compression};
 use cairn_region::{ColumnFamilyDescriptor, RegionServer, Scan, TableDescriptor, TableName};
 use clap::builder::BoolishValueParser;
@@ -190,8 +191,8 @@ put on its own, or N at a time with --multiPut=N (PE ignores --multiPut without 
 
 Embedded differences: --caching has no effect (the scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
 cache (index and Bloom blocks are cached, as in HBase); append is a get followed by checkAndPut, retried when another client
-changed the cell in between (cairn-region has no Append); only --blockEncoding=NONE is
-supported. Latency is always recorded (per request, in microseconds; --multiGet batches count
+changed the cell in between (cairn-region has no Append); --blockEncoding takes NONE and
+FAST_DIFF. Latency is always recorded (per request, in microseconds; --multiGet batches count
 as one request); --latency adds per-client percentiles. CPU time is the whole process's,
 background flushes and compactions included.
 
@@ -228,7 +229,7 @@ pub struct PeArgs {
     /// Compression: NONE, GZ, SNAPPY, LZ4, ZSTD.
     #[arg(long, default_value = "NONE", value_name = "ALGO")]
     compress: String,
-    /// Data block encoding: only NONE is supported.
+    /// Data block encoding: NONE or FAST_DIFF.
     #[arg(long = "blockEncoding", default_value = "NONE", value_name = "ENC")]
     block_encoding: String,
     /// Bloom filter: NONE, ROW, ROWCOL.
@@ -377,13 +378,14 @@ fn plan(a: &PeArgs) -> Result<Plan> {
     if a.buffer_size == 0 {
         bail!("--bufferSize must be at least 1 byte");
     }
-    if !a.block_encoding.trim().eq_ignore_ascii_case("NONE") {
-        bail!(
-            "--blockEncoding={}: not supported (cairn reads and writes HFile data blocks without \
-             encoding; only NONE is supported)",
-            a.block_encoding
-        );
-    }
+    let encoding =
+        DataBlockEncoding::from_name(a.block_encoding.trim().to_ascii_uppercase().as_bytes())
+            .with_context(|| {
+                format!(
+                    "--blockEncoding={}: not supported (cairn reads and writes NONE and FAST_DIFF)",
+                    a.block_encoding
+                )
+            })?;
     let compression: Compression = a
         .compress
         .parse()
@@ -422,6 +424,7 @@ fn plan(a: &PeArgs) -> Result<Plan> {
             .bloom_type(bloom)
             .block_size(a.block_size);
         cf.in_memory = a.inmemory;
+        cf.data_block_encoding = encoding;
         descriptor = descriptor.with_family(cf);
     }
     descriptor

@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use cairn_checksum::ChecksumType;
+use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{BloomType, Compression};
 
 use crate::error::{RegionError, Result};
@@ -88,6 +89,10 @@ pub struct ColumnFamilyDescriptor {
     pub in_memory: bool,
     /// `BLOCKCACHE` (true): data blocks read by scans and gets are cached.
     pub block_cache_enabled: bool,
+    /// `DATA_BLOCK_ENCODING` (NONE): how flushes and compactions write data blocks. Files of
+    /// any encoding cairn reads are read whatever the family says, as in HBase, where changing
+    /// the encoding applies to files written after it.
+    pub data_block_encoding: DataBlockEncoding,
 }
 
 impl ColumnFamilyDescriptor {
@@ -105,6 +110,7 @@ impl ColumnFamilyDescriptor {
             bytes_per_checksum: 16 * 1024,
             in_memory: false,
             block_cache_enabled: true,
+            data_block_encoding: DataBlockEncoding::None,
         }
     }
 
@@ -193,7 +199,14 @@ impl ColumnFamilyDescriptor {
             ("BLOCKSIZE".into(), self.block_size.to_string()),
             ("BLOOMFILTER".into(), self.bloom_type.name().into()),
             ("COMPRESSION".into(), self.compression.name().into()),
-            ("DATA_BLOCK_ENCODING".into(), "NONE".into()),
+            (
+                "DATA_BLOCK_ENCODING".into(),
+                match self.data_block_encoding {
+                    DataBlockEncoding::None => "NONE",
+                    DataBlockEncoding::FastDiff => "FAST_DIFF",
+                }
+                .into(),
+            ),
             ("IN_MEMORY".into(), self.in_memory.to_string()),
             ("KEEP_DELETED_CELLS".into(), "FALSE".into()),
             ("MIN_VERSIONS".into(), self.min_versions.to_string()),
@@ -249,10 +262,15 @@ impl ColumnFamilyDescriptor {
                     "family {name}: KEEP_DELETED_CELLS = {v} (only FALSE is supported)"
                 )))
             }
-            "DATA_BLOCK_ENCODING" if !v.eq_ignore_ascii_case("none") => {
-                return Err(RegionError::Unsupported(format!(
-                    "family {name}: DATA_BLOCK_ENCODING = {v} (only NONE is supported)"
-                )))
+            "DATA_BLOCK_ENCODING" => {
+                self.data_block_encoding = DataBlockEncoding::from_name(
+                    v.to_ascii_uppercase().as_bytes(),
+                )
+                .ok_or_else(|| {
+                    RegionError::Unsupported(format!(
+                    "family {name}: DATA_BLOCK_ENCODING = {v} (NONE and FAST_DIFF are supported)"
+                ))
+                })?
             }
             _ => {}
         }
@@ -342,6 +360,7 @@ mod tests {
         let mut f = ColumnFamilyDescriptor::new("cf")
             .max_versions(3)
             .ttl_seconds(60);
+        f.data_block_encoding = DataBlockEncoding::FastDiff;
         let mut g = ColumnFamilyDescriptor::new("cf");
         for (k, v) in f.attributes() {
             g.set_attribute(&k, &v).unwrap();
@@ -351,6 +370,12 @@ mod tests {
         assert!(e.contains("cf") && e.contains("VERSIONS"), "{e}");
         f.set_attribute("TTL", "FOREVER").unwrap();
         assert_eq!(f.ttl_ms(), None);
+        let e = f
+            .set_attribute("DATA_BLOCK_ENCODING", "PREFIX")
+            .unwrap_err();
+        assert!(matches!(e, RegionError::Unsupported(_)), "{e}");
+        f.set_attribute("DATA_BLOCK_ENCODING", "none").unwrap();
+        assert_eq!(f.data_block_encoding, DataBlockEncoding::None);
         assert!(ColumnFamilyDescriptor::new("a:b").validate().is_err());
         assert!(ColumnFamilyDescriptor::new("x")
             .min_versions(2)

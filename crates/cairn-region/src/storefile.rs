@@ -164,6 +164,7 @@ pub fn writer_options(family: &ColumnFamilyDescriptor, include_tags: bool) -> Wr
         bloom_type: family.bloom_type,
         include_tags,
         include_mvcc: true,
+        data_block_encoding: family.data_block_encoding,
         ..WriterOptions::default()
     }
 }

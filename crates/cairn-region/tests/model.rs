@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor,
     TableName,
@@ -159,7 +160,8 @@ fn open(dir: &std::path::Path) -> Arc<RegionServer> {
     RegionServer::open(c).unwrap()
 }
 
-fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
+/// `fast_diff`: the family writes FAST_DIFF store files (flushes and compactions).
+fn run(ops: Vec<Op>, splits: bool, fast_diff: bool) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let t = TableName::parse("model").unwrap();
     let mut s = open(dir.path());
@@ -168,12 +170,14 @@ fn run(ops: Vec<Op>, splits: bool) -> Result<(), TestCaseError> {
     } else {
         vec![]
     };
+    let mut family = ColumnFamilyDescriptor::new("f")
+        .max_versions(100)
+        .ttl_seconds(TTL_SECONDS);
+    if fast_diff {
+        family.data_block_encoding = DataBlockEncoding::FastDiff;
+    }
     s.create_table(
-        TableDescriptor::new(t.clone()).with_family(
-            ColumnFamilyDescriptor::new("f")
-                .max_versions(100)
-                .ttl_seconds(TTL_SECONDS),
-        ),
+        TableDescriptor::new(t.clone()).with_family(family),
         &split_keys,
     )
     .unwrap();
@@ -339,7 +343,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: std::env::var("CAIRN_MODEL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64), ..ProptestConfig::default() })]
 
     #[test]
-    fn region_server_matches_the_reference(ops in proptest::collection::vec(op(), 1..80), splits in any::<bool>()) {
-        run(ops, splits)?;
+    fn region_server_matches_the_reference(
+        ops in proptest::collection::vec(op(), 1..80),
+        splits in any::<bool>(),
+        fast_diff in any::<bool>(),
+    ) {
+        run(ops, splits, fast_diff)?;
     }
 }

@@ -58,7 +58,7 @@ import org.apache.hadoop.hbase.util.FSTableDescriptors;
  *     every cell of each file (a directory: its store files) through HBase's reader with inline
  *     checksum verification on, after opening it as a store file (HStoreFile.initReader):
  *     "file NAME entries=N maxSeqId=S major=B timeRange=LO..HI mvcc=B bytes=N bloomKeys=N
- *     info:KEY=VALUE_LENGTH..." then one line per cell,
+ *     encoding=E info:KEY=VALUE_LENGTH..." then one line per cell,
  *     "row family qualifier timestamp type value seqid", byte fields in hex ("-" when empty).
  * compact [-major] [-once] [-D KEY=VALUE]... FAMILY_DIR
  *     HBase's CompactionTool on one family directory (same steps: triggerMajorCompaction,
@@ -222,7 +222,8 @@ public class StoreInterop {
             .append(sf.isMajorCompactionResult()).append(" timeRange=").append(tr)
             .append(" mvcc=").append(reader.getFileContext().isIncludesMvcc())
             .append(" bytes=").append(fs.getFileStatus(path).getLen())
-            .append(" bloomKeys=").append(bloomKeys);
+            .append(" bloomKeys=").append(bloomKeys)
+            .append(" encoding=").append(reader.getDataBlockEncoding());
           for (Map.Entry<byte[], byte[]> e : reader.getHFileInfo().entrySet()) {
             sb.append(" info:").append(Bytes.toString(e.getKey())).append('=')
               .append(e.getValue().length);
