@@ -191,8 +191,8 @@ put on its own, or N at a time with --multiPut=N (PE ignores --multiPut without 
 
 Embedded differences: --caching has no effect (the scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
 cache (index and Bloom blocks are cached, as in HBase); append is a get followed by checkAndPut, retried when another client
-changed the cell in between (cairn-region has no Append); --blockEncoding takes NONE and
-FAST_DIFF. Latency is always recorded (per request, in microseconds; --multiGet batches count
+changed the cell in between (cairn-region has no Append); --blockEncoding takes NONE, PREFIX,
+DIFF, FAST_DIFF and ROW_INDEX_V1. Latency is always recorded (per request, in microseconds; --multiGet batches count
 as one request); --latency adds per-client percentiles. CPU time is the whole process's,
 background flushes and compactions included.
 
@@ -229,7 +229,7 @@ pub struct PeArgs {
     /// Compression: NONE, GZ, SNAPPY, LZ4, ZSTD.
     #[arg(long, default_value = "NONE", value_name = "ALGO")]
     compress: String,
-    /// Data block encoding: NONE or FAST_DIFF.
+    /// Data block encoding: NONE, PREFIX, DIFF, FAST_DIFF or ROW_INDEX_V1.
     #[arg(long = "blockEncoding", default_value = "NONE", value_name = "ENC")]
     block_encoding: String,
     /// Bloom filter: NONE, ROW, ROWCOL.
@@ -380,9 +380,9 @@ fn plan(a: &PeArgs) -> Result<Plan> {
     }
     let encoding =
         DataBlockEncoding::from_name(a.block_encoding.trim().to_ascii_uppercase().as_bytes())
-            .with_context(|| {
+                        .with_context(|| {
                 format!(
-                    "--blockEncoding={}: not supported (cairn reads and writes NONE and FAST_DIFF)",
+                    "--blockEncoding={}: not supported (cairn reads and writes NONE, PREFIX, DIFF, FAST_DIFF and ROW_INDEX_V1)",
                     a.block_encoding
                 )
             })?;

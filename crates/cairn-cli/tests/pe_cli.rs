@@ -255,8 +255,8 @@ fn json_has_the_report_fields() {
 fn bad_options_are_named() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["--blockEncoding=PREFIX", "sequentialWrite", "1"],
-            "--blockEncoding=PREFIX: not supported",
+            &["--blockEncoding=PREFIX_TREE", "sequentialWrite", "1"],
+            "--blockEncoding=PREFIX_TREE: not supported",
         ),
         (
             &["--compress=LZO", "sequentialWrite", "1"],

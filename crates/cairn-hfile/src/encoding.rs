@@ -1,15 +1,19 @@
-//! Data block encodings (HBase's `DataBlockEncoding`): which ones a file may use, and FAST_DIFF
-//! decoded on read into the plain cell layout every other part of the reader works on.
+//! Data block encodings (HBase's `DataBlockEncoding`): which ones a file may use, each decoded
+//! on read into the plain cell layout every other part of the reader works on, and FAST_DIFF
+//! written from it. Decoding once per block read keeps seeks and scans on the plain layout:
+//! blocks go to the cache decoded.
 //!
-//! An encoded data block (`DATABLKE`) holds, after its header: the encoding's 2-byte id, the
-//! 4-byte size of the cells once decoded, then the cells. FAST_DIFF writes each cell as a flag
-//! byte, the key and value lengths unless they equal the previous cell's (7-bit varints), the
-//! length of the key's prefix shared with the previous key, then only what differs: the rest
-//! of the row (the family is the file's one), the rest of the qualifier, the timestamp bytes
-//! after those it shares with the previous one, the type unless it is the same, the value
-//! unless it is the same; then the tags length (a 7-bit varint) and tags (dictionary-compressed
-//! when the file says so), and the sequence id as in plain blocks. Decoding once per block read keeps seeks and scans on the plain layout: blocks go to
-//! the cache decoded.
+//! An encoded data block (`DATABLKE`) holds, after its header, the encoding's 2-byte id, then
+//! what the encoding writes. PREFIX, DIFF and FAST_DIFF (HBase's `BufferedDataBlockEncoder`s)
+//! start with the 4-byte size of the cells once decoded and end each cell with its tags length
+//! (a 7-bit varint) and tags (dictionary-compressed when the file says so) and the sequence id
+//! as in plain blocks. FAST_DIFF (this file) writes each cell as a flag byte, the key and value
+//! lengths unless they equal the previous cell's (7-bit varints), the length of the key's
+//! prefix shared with the previous key, then only what differs: the rest of the row (the
+//! family is the file's one), the rest of the qualifier, the timestamp bytes after those it
+//! shares with the previous one, the type unless it is the same, the value unless it is the
+//! same. PREFIX (`encoding/prefix.rs`), DIFF (`diff.rs`) and ROW_INDEX_V1 (`row_index.rs`)
+//! are described where they are decoded.
 
 use crate::cell::CellLayout;
 use crate::vint::read_vlong;
@@ -19,23 +23,82 @@ use crate::vint::read_vlong;
 pub enum DataBlockEncoding {
     /// Plain cells (`DATABLK*` blocks).
     None,
-    /// FAST_DIFF (id 4): decoded on read.
+    /// PREFIX (id 2): each key as the length of the prefix it shares with the previous key and
+    /// the rest.
+    Prefix,
+    /// DIFF (id 3): FAST_DIFF's key sharing with the family written once per block and
+    /// timestamps as differences.
+    Diff,
+    /// FAST_DIFF (id 4): HBase's most used encoding.
     FastDiff,
+    /// ROW_INDEX_V1 (id 7): plain cells followed by the offset of each row.
+    RowIndexV1,
 }
 
 impl DataBlockEncoding {
     /// HBase's id of FAST_DIFF, the first two bytes of an encoded block's body.
     pub const FAST_DIFF_ID: u16 = 4;
 
-    /// The encoding a file-info name denotes, if cairn reads it.
-    pub fn from_name(name: &[u8]) -> Option<DataBlockEncoding> {
-        match name {
-            b"NONE" => Some(DataBlockEncoding::None),
-            b"FAST_DIFF" => Some(DataBlockEncoding::FastDiff),
-            _ => None,
+    /// Every encoding cairn reads.
+    pub const ALL: [DataBlockEncoding; 5] = [
+        DataBlockEncoding::None,
+        DataBlockEncoding::Prefix,
+        DataBlockEncoding::Diff,
+        DataBlockEncoding::FastDiff,
+        DataBlockEncoding::RowIndexV1,
+    ];
+
+    /// HBase's id, the first two bytes of an encoded block's body.
+    pub fn id(self) -> u16 {
+        match self {
+            DataBlockEncoding::None => 0,
+            DataBlockEncoding::Prefix => 2,
+            DataBlockEncoding::Diff => 3,
+            DataBlockEncoding::FastDiff => Self::FAST_DIFF_ID,
+            DataBlockEncoding::RowIndexV1 => 7,
         }
     }
+
+    /// HBase's name, as file info and family schemas spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataBlockEncoding::None => "NONE",
+            DataBlockEncoding::Prefix => "PREFIX",
+            DataBlockEncoding::Diff => "DIFF",
+            DataBlockEncoding::FastDiff => "FAST_DIFF",
+            DataBlockEncoding::RowIndexV1 => "ROW_INDEX_V1",
+        }
+    }
+
+    /// The encoding a file-info name denotes, if cairn reads it.
+    pub fn from_name(name: &[u8]) -> Option<DataBlockEncoding> {
+        Self::ALL.into_iter().find(|e| e.name().as_bytes() == name)
+    }
 }
+
+/// Decodes the body of an encoded data block (after its 2-byte encoding id) into the plain
+/// layout: `keyLength | valueLength | key | value | [tagsLength | tags] | [sequence id]`.
+/// `tags_compressed`: the file's tags are dictionary-compressed (HBase's `COMPRESS_TAGS`).
+pub fn decode_cells(
+    encoding: DataBlockEncoding,
+    body: &[u8],
+    layout: CellLayout,
+    tags_compressed: bool,
+) -> Result<Vec<u8>, DecodeError> {
+    match encoding {
+        DataBlockEncoding::None => Err(DecodeError::Corrupt(
+            "an encoded block in a file without an encoding".into(),
+        )),
+        DataBlockEncoding::Prefix => prefix::decode(body, layout, tags_compressed),
+        DataBlockEncoding::Diff => diff::decode(body, layout, tags_compressed),
+        DataBlockEncoding::FastDiff => decode(body, layout, tags_compressed),
+        DataBlockEncoding::RowIndexV1 => row_index::decode(body, layout),
+    }
+}
+
+mod diff;
+mod prefix;
+mod row_index;
 
 const MASK_TIMESTAMP_LENGTH: u8 = 0b111;
 const FLAG_SAME_KEY_LENGTH: u8 = 1 << 3;
@@ -245,6 +308,138 @@ fn plain_cell<'a>(input: &mut Input<'a>, layout: CellLayout) -> Result<PlainCell
     })
 }
 
+impl PlainCell<'_> {
+    /// Where the family (with its length byte) ends in the key.
+    fn family_end(&self) -> usize {
+        2 + self.row_len + 1 + usize::from(self.key[2 + self.row_len])
+    }
+
+    /// The family with its length byte.
+    fn family(&self) -> &[u8] {
+        &self.key[2 + self.row_len..self.family_end()]
+    }
+
+    fn qualifier(&self) -> &[u8] {
+        &self.key[self.family_end()..self.key.len() - 9]
+    }
+
+    fn timestamp(&self) -> i64 {
+        let at = self.key.len() - 9;
+        i64::from_be_bytes(self.key[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    fn kind(&self) -> u8 {
+        self.key[self.key.len() - 1]
+    }
+}
+
+/// The prefix two cells' keys share as HBase's `findCommonPrefixInFlatKey` counts it: row
+/// length, row, then (same row) family and qualifier, then (same qualifier and `with_ts_type`)
+/// timestamp bytes and type. The family is taken as shared: a block holds one family, and
+/// cells of two families are an error.
+fn common_prefix(
+    c: &PlainCell<'_>,
+    p: &PlainCell<'_>,
+    with_ts_type: bool,
+) -> Result<usize, String> {
+    let lcp = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if c.family() != p.family() {
+        return Err("another family than the cell before it".into());
+    }
+    if c.row_len != p.row_len {
+        return Ok(lcp(&c.key[..2], &p.key[..2]));
+    }
+    let row = lcp(&c.key[2..2 + c.row_len], &p.key[2..2 + p.row_len]);
+    if row != c.row_len {
+        return Ok(2 + row);
+    }
+    let (cq, pq) = (c.qualifier(), p.qualifier());
+    let q = lcp(cq, pq);
+    let mut common = c.family_end() + q;
+    if !with_ts_type || cq.len().max(pq.len()) != q {
+        return Ok(common);
+    }
+    let t = lcp(&c.timestamp().to_be_bytes(), &p.timestamp().to_be_bytes());
+    common += t;
+    if t == 8 && c.kind() == p.kind() {
+        common += 1;
+    }
+    Ok(common)
+}
+
+/// What every `BufferedDataBlockEncoder` writes after a cell's value, tags uncompressed.
+fn put_cell_tail(c: &PlainCell<'_>, out: &mut Vec<u8>) {
+    if let Some(tags) = c.tags {
+        put_compressed_int(out, tags.len());
+        out.extend_from_slice(tags);
+    }
+    out.extend_from_slice(c.mvcc);
+}
+
+/// Calls `f` with each cell of a plain block and the one before it; errors name the cell.
+fn each_plain_cell<'a>(
+    plain: &'a [u8],
+    layout: CellLayout,
+    mut f: impl FnMut(&PlainCell<'a>, Option<&PlainCell<'a>>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut input = Input {
+        bytes: plain,
+        pos: 0,
+    };
+    let mut prev: Option<PlainCell<'a>> = None;
+    let mut n = 0usize;
+    while input.pos < plain.len() {
+        let at = input.pos;
+        let what = |e: String| format!("cell {n} (byte {at}): {e}");
+        let c = plain_cell(&mut input, layout).map_err(what)?;
+        f(&c, prev.as_ref()).map_err(what)?;
+        prev = Some(c);
+        n += 1;
+    }
+    Ok(())
+}
+
+/// The 4-byte decoded size PREFIX, DIFF and FAST_DIFF blocks start with.
+fn put_decoded_size(plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let size = i32::try_from(plain.len()).map_err(|_| {
+        format!(
+            "a block of {} bytes is larger than HBase reads",
+            plain.len()
+        )
+    })?;
+    out.extend_from_slice(&size.to_be_bytes());
+    Ok(())
+}
+
+/// Encodes the cells of a plain data block body (all of one family, in order) as the body of
+/// an encoded block: the encoding's id, then what the encoding writes, as HBase's encoder
+/// writes it. Tags are written uncompressed: the file says so (`TAGS_COMPRESSED` false), which
+/// HBase's reader follows. Appends to `out`; an error names the cell that is not a well-formed
+/// plain cell.
+pub fn encode_cells(
+    encoding: DataBlockEncoding,
+    plain: &[u8],
+    layout: CellLayout,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    match encoding {
+        DataBlockEncoding::None => Err("NONE is not an encoding of data blocks".into()),
+        DataBlockEncoding::FastDiff => encode_fast_diff(plain, layout, out),
+        DataBlockEncoding::Prefix => {
+            out.extend_from_slice(&encoding.id().to_be_bytes());
+            prefix::encode(plain, layout, out)
+        }
+        DataBlockEncoding::Diff => {
+            out.extend_from_slice(&encoding.id().to_be_bytes());
+            diff::encode(plain, layout, out)
+        }
+        DataBlockEncoding::RowIndexV1 => {
+            out.extend_from_slice(&encoding.id().to_be_bytes());
+            row_index::encode(plain, layout, out)
+        }
+    }
+}
+
 /// Encodes the cells of a plain data block body (`keyLength | valueLength | key | value |
 /// [tagsLength | tags] | [sequence id]` each, all of one family, in order) as the body of a
 /// FAST_DIFF block: the encoding id, the plain size, then the cells as HBase's
@@ -364,6 +559,65 @@ pub fn encode_fast_diff(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> 
     Ok(())
 }
 
+/// What every encoding built on HBase's `BufferedDataBlockEncoder` (PREFIX, DIFF, FAST_DIFF)
+/// writes after a cell's value, decoded into the plain layout: the tags length as a compressed
+/// int and the tags (dictionary-compressed when the file says so) become `tagsLength u16 |
+/// tags`; the sequence id (a Hadoop vlong) is copied as it is. Refuses output past 2 GiB.
+fn decode_cell_tail(
+    input: &mut Input<'_>,
+    layout: CellLayout,
+    tags_compressed: bool,
+    dictionary: &mut TagDictionary,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    if layout.tags {
+        let tags_len = input.compressed_int("tags length")?;
+        let tags_len =
+            u16::try_from(tags_len).map_err(|_| format!("tags length {tags_len} exceeds 65535"))?;
+        out.extend_from_slice(&tags_len.to_be_bytes());
+        if tags_len > 0 {
+            if tags_compressed {
+                uncompress_tags(input, dictionary, usize::from(tags_len), out)?;
+            } else {
+                out.extend_from_slice(input.take(usize::from(tags_len), "tags")?);
+            }
+        }
+    }
+    if layout.mvcc {
+        let (_, n) =
+            read_vlong(&input.bytes[input.pos..]).ok_or("sequence id runs past the end")?;
+        out.extend_from_slice(input.take(n, "sequence id")?);
+    }
+    if out.len() > MAX_DECODED {
+        return Err("decoded cells exceed 2 GiB".into());
+    }
+    Ok(())
+}
+
+/// The size of the cells once decoded, which PREFIX, DIFF and FAST_DIFF blocks start with; only
+/// a hint until the cells are decoded, so it bounds what is reserved up front.
+fn decoded_size_hint(input: &mut Input<'_>) -> Result<(usize, Vec<u8>), DecodeError> {
+    let size = input.take(4, "decoded size")?;
+    let size = i32::from_be_bytes(size.try_into().expect("4 bytes"));
+    let size = usize::try_from(size)
+        .ok()
+        .filter(|&s| s <= MAX_DECODED)
+        .ok_or_else(|| format!("decoded size {size} is negative"))?;
+    let out = Vec::with_capacity(size.min(input.bytes.len().saturating_mul(64)));
+    Ok((size, out))
+}
+
+/// Checks that the decoded cells are as many bytes as the block said.
+fn check_decoded_size(out: &[u8], size: usize, cells: usize) -> Result<(), DecodeError> {
+    if out.len() != size {
+        return Err(DecodeError::Corrupt(format!(
+            "{cells} cells decode to {} bytes, the block says {size}",
+            out.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Why a block could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
@@ -384,14 +638,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
         bytes: body,
         pos: 0,
     };
-    let size = input.take(4, "decoded size")?;
-    let size = i32::from_be_bytes(size.try_into().expect("4 bytes"));
-    let size = usize::try_from(size)
-        .ok()
-        .filter(|&s| s <= MAX_DECODED)
-        .ok_or_else(|| format!("decoded size {size} is negative"))?;
-    // The declared size is only a hint until the cells are decoded: it bounds the output.
-    let mut out: Vec<u8> = Vec::with_capacity(size.min(body.len().saturating_mul(64)));
+    let (size, mut out) = decoded_size_hint(&mut input)?;
     let mut prev: Option<Previous> = None;
     // Compressed tags refer to the tags before them in the same block.
     let mut dictionary = TagDictionary::default();
@@ -500,29 +747,14 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
                 (row_len, p.family_len)
             }
         };
-        if layout.tags {
-            let tags_len = input.compressed_int(&what("tags length"))?;
-            let tags_len = u16::try_from(tags_len).map_err(|_| {
-                DecodeError::Corrupt(what(&format!("tags length {tags_len} exceeds 65535")))
-            })?;
-            out.extend_from_slice(&tags_len.to_be_bytes());
-            if tags_len > 0 {
-                if tags_compressed {
-                    uncompress_tags(&mut input, &mut dictionary, usize::from(tags_len), &mut out)
-                        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
-                } else {
-                    out.extend_from_slice(input.take(usize::from(tags_len), &what("tags"))?);
-                }
-            }
-        }
-        if layout.mvcc {
-            let (_, n) = read_vlong(&input.bytes[input.pos..])
-                .ok_or_else(|| what("sequence id runs past the end"))?;
-            out.extend_from_slice(input.take(n, &what("sequence id"))?);
-        }
-        if out.len() > MAX_DECODED {
-            return Err(DecodeError::Corrupt(what("decoded cells exceed 2 GiB")));
-        }
+        decode_cell_tail(
+            &mut input,
+            layout,
+            tags_compressed,
+            &mut dictionary,
+            &mut out,
+        )
+        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
         prev = Some(Previous {
             key,
             key_len,
@@ -533,26 +765,24 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
         });
         cell += 1;
     }
-    if out.len() != size {
-        return Err(DecodeError::Corrupt(format!(
-            "{cell} cells decode to {} bytes, the block says {size}",
-            out.len()
-        )));
-    }
+    check_decoded_size(&out, size, cell)?;
     Ok(out)
 }
 
+/// Cells, plain blocks, tags and varints as the encodings' tests build them, from the format's
+/// facts.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod test_support {
+    use super::TagDictionary;
+    use crate::cell::CellLayout;
     use crate::vint::write_vlong;
     use proptest::prelude::*;
 
     /// A cell as the tests build it: row, qualifier, timestamp, type, value, tags, sequence id
     /// (family "cf" for all, as in a store file).
-    type TestCell = (Vec<u8>, Vec<u8>, i64, u8, Vec<u8>, Vec<u8>, i64);
+    pub(super) type TestCell = (Vec<u8>, Vec<u8>, i64, u8, Vec<u8>, Vec<u8>, i64);
 
-    fn flat_key(c: &TestCell) -> Vec<u8> {
+    pub(super) fn flat_key(c: &TestCell) -> Vec<u8> {
         let mut k = (c.0.len() as u16).to_be_bytes().to_vec();
         k.extend_from_slice(&c.0);
         k.push(2);
@@ -563,7 +793,7 @@ mod tests {
         k
     }
 
-    fn plain(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
+    pub(super) fn plain(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
         let mut out = Vec::new();
         for c in cells {
             let k = flat_key(c);
@@ -582,7 +812,7 @@ mod tests {
         out
     }
 
-    fn put_int(out: &mut Vec<u8>, mut v: usize) {
+    pub(super) fn put_int(out: &mut Vec<u8>, mut v: usize) {
         loop {
             let b = (v & 0x7f) as u8;
             v >>= 7;
@@ -594,14 +824,10 @@ mod tests {
         }
     }
 
-    fn encode(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
-        encode_with(cells, layout, false)
-    }
-
     /// HBase's tag compression as its encoder writes it: each tag is looked up in the block's
     /// dictionary (a hit becomes the most recent entry and is written as its index, a miss
     /// joins the dictionary and is written whole).
-    fn compress_tags(tags: &[u8], dictionary: &mut TagDictionary, out: &mut Vec<u8>) {
+    pub(super) fn compress_tags(tags: &[u8], dictionary: &mut TagDictionary, out: &mut Vec<u8>) {
         let mut pos = 0;
         while pos < tags.len() {
             let len = usize::from(u16::from_be_bytes([tags[pos], tags[pos + 1]]));
@@ -621,6 +847,116 @@ mod tests {
                 }
             }
         }
+    }
+
+    pub(super) fn cell_strategy() -> impl Strategy<Value = TestCell> {
+        (
+            prop::collection::vec(prop::sample::select(vec![b'a', b'b']), 0..6),
+            prop::collection::vec(prop::sample::select(vec![b'x', b'y']), 0..4),
+            prop::sample::select(vec![
+                0i64,
+                1,
+                255,
+                256,
+                1_700_000_000_000,
+                i64::MAX,
+                -1,
+                -256,
+                i64::MIN,
+            ]),
+            prop::sample::select(vec![4u8, 8, 12, 14]),
+            prop::collection::vec(prop::sample::select(vec![0u8, 1]), 0..5),
+            prop::collection::vec(any::<u8>(), 0..3),
+            0i64..1000,
+        )
+    }
+
+    /// Well-formed tags (`length u16 | type | value` each), drawn from 200 different ones so a
+    /// block's dictionary of 127 both hits and evicts.
+    pub(super) fn tags_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(0u8..200, 0..4).prop_map(|ids| {
+            let mut tags = Vec::new();
+            for id in ids {
+                tags.extend_from_slice(&2u16.to_be_bytes());
+                tags.extend_from_slice(&[1, id]);
+            }
+            tags
+        })
+    }
+
+    /// The prefix two cells' flat keys share as HBase's `findCommonPrefixInFlatKey` counts it
+    /// (the family taken as shared): row length, row, then (same row) family and qualifier,
+    /// then (same qualifier, `with_ts_type`) timestamp bytes and type.
+    pub(super) fn reference_common_prefix(c: &TestCell, p: &TestCell, with_ts_type: bool) -> usize {
+        let lcp = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let (l1, l2) = (
+            (c.0.len() as u16).to_be_bytes(),
+            (p.0.len() as u16).to_be_bytes(),
+        );
+        if l1 != l2 {
+            return lcp(&l1, &l2);
+        }
+        let row = lcp(&c.0, &p.0);
+        if row != c.0.len() {
+            return 2 + row;
+        }
+        let q = lcp(&c.1, &p.1);
+        let mut common = 2 + row + 1 + 2 + q;
+        if !with_ts_type || c.1.len().max(p.1.len()) != q {
+            return common;
+        }
+        let t = lcp(&c.2.to_be_bytes(), &p.2.to_be_bytes());
+        common += t;
+        if t == 8 && c.3 == p.3 {
+            common += 1;
+        }
+        common
+    }
+
+    /// What a `BufferedDataBlockEncoder` writes after a cell's value: tags length (7-bit
+    /// varint) and tags, dictionary-compressed or not; the sequence id as a vlong.
+    pub(super) fn put_tail(
+        c: &TestCell,
+        layout: CellLayout,
+        compressed_tags: bool,
+        dictionary: &mut TagDictionary,
+        out: &mut Vec<u8>,
+    ) {
+        if layout.tags {
+            put_int(out, c.5.len());
+            if compressed_tags {
+                compress_tags(&c.5, dictionary, out);
+            } else {
+                out.extend_from_slice(&c.5);
+            }
+        }
+        if layout.mvcc {
+            write_vlong(out, c.6);
+        }
+    }
+
+    /// Cells with well-formed tags, for dictionary compression.
+    pub(super) fn tagged_cells() -> impl Strategy<Value = Vec<TestCell>> {
+        prop::collection::vec((cell_strategy(), tags_strategy()), 1..150).prop_map(|v| {
+            v.into_iter()
+                .map(|(mut c, tags)| {
+                    c.5 = tags;
+                    c
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::vint::write_vlong;
+    use proptest::prelude::*;
+
+    fn encode(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
+        encode_with(cells, layout, false)
     }
 
     /// FAST_DIFF as HBase's encoder writes it (the facts of its format, for round trips).
@@ -713,18 +1049,6 @@ mod tests {
         out
     }
 
-    fn cell_strategy() -> impl Strategy<Value = TestCell> {
-        (
-            prop::collection::vec(prop::sample::select(vec![b'a', b'b']), 0..6),
-            prop::collection::vec(prop::sample::select(vec![b'x', b'y']), 0..4),
-            prop::sample::select(vec![0i64, 1, 255, 256, 1_700_000_000_000, i64::MAX]),
-            prop::sample::select(vec![4u8, 8, 12, 14]),
-            prop::collection::vec(prop::sample::select(vec![0u8, 1]), 0..5),
-            prop::collection::vec(any::<u8>(), 0..3),
-            0i64..1000,
-        )
-    }
-
     proptest! {
         #[test]
         fn cairn_encodes_as_the_format_says(
@@ -793,19 +1117,6 @@ mod tests {
                 let _ = decode_fast_diff(&body, CellLayout { tags, mvcc: true }, false);
             }
         }
-    }
-
-    /// Well-formed tags (`length u16 | type | value` each), drawn from 200 different ones so a
-    /// block's dictionary of 127 both hits and evicts.
-    fn tags_strategy() -> impl Strategy<Value = Vec<u8>> {
-        prop::collection::vec(0u8..200, 0..4).prop_map(|ids| {
-            let mut tags = Vec::new();
-            for id in ids {
-                tags.extend_from_slice(&2u16.to_be_bytes());
-                tags.extend_from_slice(&[1, id]);
-            }
-            tags
-        })
     }
 
     proptest! {

@@ -3,10 +3,11 @@
 //! HBase's HFile v3 format, read and written bit-compatibly with HBase 2.6.
 //!
 //! **Owns:** the cell layout and order ([`cell`]), blocks with their header, compression and
-//! inline checksums ([`block`], [`compression`]), data block encodings ([`encoding`]: FAST_DIFF
-//! decoded on read), the multi-level block index, compound Bloom filters, file info and the
-//! fixed trailer, and the [`HFileWriter`] / [`HFileReader`] / [`HFileScanner`] built on them. Blocks reach the reader through a [`BlockSource`], so a cache
-//! can sit between the reader and the file.
+//! inline checksums ([`block`], [`compression`]), data block encodings ([`encoding`]: PREFIX,
+//! DIFF, FAST_DIFF and ROW_INDEX_V1 decoded on read, FAST_DIFF written), the multi-level block
+//! index, compound Bloom filters, file info and the fixed trailer, and the [`HFileWriter`] /
+//! [`HFileReader`] / [`HFileScanner`] built on them. Blocks reach the reader through a
+//! [`BlockSource`], so a cache can sit between the reader and the file.
 //!
 //! **Does not own:** caching blocks (the block cache crate), what a cell means for reads
 //! (versions, deletes, TTL: the region store), or where files live beyond positional reads.

@@ -205,7 +205,7 @@ impl HFileReader {
                 DataBlockEncoding::from_name(name).ok_or_else(|| HFileError::Unsupported {
                     path: path.clone(),
                     what: format!(
-                        "data block encoding {}: cairn reads NONE and FAST_DIFF",
+                        "data block encoding {}: cairn reads NONE, PREFIX, DIFF, FAST_DIFF and ROW_INDEX_V1",
                         String::from_utf8_lossy(name)
                     ),
                 })?

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::block::{decode_block, on_disk_size_from_header, Block, DecodeContext, HEADER_SIZE};
-use crate::encoding::{decode_fast_diff, DataBlockEncoding, DecodeError};
+use crate::encoding::{decode_cells, DataBlockEncoding, DecodeError};
 use crate::error::{HFileError, Result};
 
 pub use cairn_fs::{LocalFile, RawSource};
@@ -235,22 +235,25 @@ impl FileBlockSource {
             .get(..2)
             .map(|b| u16::from_be_bytes([b[0], b[1]]))
             .ok_or_else(|| err("no encoding id".into()))?;
-        if encoding != DataBlockEncoding::FastDiff || id != DataBlockEncoding::FAST_DIFF_ID {
-            return Err(HFileError::Unsupported {
-                path: self.ctx.path.clone(),
-                what: format!(
-                    "data block at offset {} is encoded with encoding id {id} (file info: {encoding:?}); cairn decodes FAST_DIFF (id 4)",
-                    block.offset()
-                ),
-            });
+        if id != encoding.id() {
+            let what = match DataBlockEncoding::ALL.into_iter().find(|e| e.id() == id) {
+                Some(e) => format!("{} (id {id})", e.name()),
+                None => format!("id {id}, not one cairn reads"),
+            };
+            return Err(err(format!(
+                "block encoded with {what}, the file's encoding is {} (id {})",
+                encoding.name(),
+                encoding.id()
+            )));
         }
-        let cells = decode_fast_diff(&data[2..], layout, tags_compressed).map_err(|e| match e {
-            DecodeError::Corrupt(reason) => err(reason),
-            DecodeError::Unsupported(what) => HFileError::Unsupported {
-                path: self.ctx.path.clone(),
-                what: format!("data block at offset {}: {what}", block.offset()),
-            },
-        })?;
+        let cells =
+            decode_cells(encoding, &data[2..], layout, tags_compressed).map_err(|e| match e {
+                DecodeError::Corrupt(reason) => err(reason),
+                DecodeError::Unsupported(what) => HFileError::Unsupported {
+                    path: self.ctx.path.clone(),
+                    what: format!("data block at offset {}: {what}", block.offset()),
+                },
+            })?;
         Ok(block.into_decoded(Bytes::from(cells)))
     }
 

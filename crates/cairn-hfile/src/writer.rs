@@ -24,7 +24,7 @@ use crate::bloom::{BloomOptions, BloomType, CompoundBloomWriter};
 use crate::cell::CellLayout;
 use crate::cell::{compare_keys, make_key, CellRef, CellType, KeyRef, LATEST_TIMESTAMP};
 use crate::compression::{Compression, ZstdFraming};
-use crate::encoding::{encode_fast_diff, DataBlockEncoding};
+use crate::encoding::{encode_cells, DataBlockEncoding};
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::trailer::{Trailer, KV_COMPARATOR, MINOR_VERSION, TRAILER_SIZE};
@@ -60,7 +60,7 @@ pub struct WriterOptions {
     pub min_index_entries: usize,
     /// Creation time recorded in file info (ms since the epoch; default now).
     pub create_time_ms: i64,
-    /// How data blocks hold their cells (`DATA_BLOCK_ENCODING`, NONE). FAST_DIFF blocks are
+    /// How data blocks hold their cells (`DATA_BLOCK_ENCODING`, NONE). Encoded blocks are
     /// encoded from the plain block when it is finished; its size decides where blocks end,
     /// as in HBase.
     pub data_block_encoding: DataBlockEncoding,
@@ -384,21 +384,25 @@ impl<W: Write> HFileWriter<W> {
         // finished and written without copying their body.
         let (block_type, block) = match self.options.data_block_encoding {
             DataBlockEncoding::None => (BlockType::Data, &mut self.block),
-            DataBlockEncoding::FastDiff => {
+            encoding => {
                 let layout = CellLayout {
                     tags: self.options.include_tags,
                     mvcc: self.options.include_mvcc,
                 };
                 self.encoded.clear();
                 self.encoded.resize(HEADER_SIZE, 0);
-                encode_fast_diff(&self.block[HEADER_SIZE..], layout, &mut self.encoded).map_err(
-                    |e| {
-                        HFileError::InvalidArgument(format!(
-                            "{}: data block at {offset}: {e}",
-                            self.path
-                        ))
-                    },
-                )?;
+                encode_cells(
+                    encoding,
+                    &self.block[HEADER_SIZE..],
+                    layout,
+                    &mut self.encoded,
+                )
+                .map_err(|e| {
+                    HFileError::InvalidArgument(format!(
+                        "{}: data block at {offset}: {e}",
+                        self.path
+                    ))
+                })?;
                 (BlockType::EncodedData, &mut self.encoded)
             }
         };
@@ -578,8 +582,11 @@ impl<W: Write> HFileWriter<W> {
                 (*len as i64).to_be_bytes().to_vec(),
             );
         }
-        if self.options.data_block_encoding == DataBlockEncoding::FastDiff {
-            info.insert(keys::DATA_BLOCK_ENCODING, b"FAST_DIFF".to_vec());
+        if self.options.data_block_encoding != DataBlockEncoding::None {
+            info.insert(
+                keys::DATA_BLOCK_ENCODING,
+                self.options.data_block_encoding.name().as_bytes().to_vec(),
+            );
         }
         if self.options.include_tags {
             info.insert(

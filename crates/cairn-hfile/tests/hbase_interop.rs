@@ -172,12 +172,9 @@ fn matrix() -> Vec<Case> {
             ] {
                 for bloom in [BloomType::None, BloomType::Row, BloomType::RowCol] {
                     i += 1;
-                    // Half the files FAST_DIFF, in every pairing with tags and each Bloom type.
-                    let encoding = if (i / 2) % 2 == 0 {
-                        DataBlockEncoding::FastDiff
-                    } else {
-                        DataBlockEncoding::None
-                    };
+                    // Six files in a row share an encoding: with and without tags, with each
+                    // Bloom type.
+                    let encoding = DataBlockEncoding::ALL[(i / 6) % DataBlockEncoding::ALL.len()];
                     v.push(Case {
                         name: format!("{checksum}-{bpc}-{compression}-{bloom}-{encoding:?}"),
                         checksum,
@@ -254,17 +251,14 @@ fn hbase_reads_every_file_cairn_writes() {
     std::fs::write(&m, manifest).unwrap();
     let lines = hbase(&cp, "read", &m);
     assert_eq!(lines.len(), matrix().len());
-    // HBase read FAST_DIFF files as FAST_DIFF (its encoded scanner and seeker decoded them).
+    // HBase read each file in its encoding (its encoded scanners and seekers decoded them).
     for case in matrix() {
         let line = lines
             .iter()
             .find(|l| l.contains(&format!("/{}.hfile ", case.name)))
             .unwrap_or_else(|| panic!("no line for {}", case.name));
-        let want = match case.encoding {
-            DataBlockEncoding::FastDiff => "encoding=FAST_DIFF",
-            DataBlockEncoding::None => "encoding=NONE",
-        };
-        assert!(line.contains(want), "{line}");
+        let want = format!("encoding={}", case.encoding.name());
+        assert!(line.contains(&want), "{line}");
     }
     // The Bloom filters were consulted: every present key hit, few false positives.
     assert!(
@@ -423,12 +417,12 @@ fn cairn_reads_every_file_hbase_writes() {
     }
 }
 
-/// Files HBase writes with the FAST_DIFF data block encoding (HBase's most used one): cairn
-/// decodes every block into the same cells, with and without tags, compressed or not, and
-/// finds single cells through the index and Bloom filter, dictionary-compressed tags
-/// (COMPRESS_TAGS, HBase's default for a family) included.
+/// Files HBase writes with each data block encoding cairn reads (FAST_DIFF, HBase's most used
+/// one, PREFIX, DIFF and ROW_INDEX_V1): cairn decodes every block into the same cells, with and
+/// without tags, compressed or not, and finds single cells through the index and Bloom filter,
+/// dictionary-compressed tags (COMPRESS_TAGS, HBase's default for a family) included.
 #[test]
-fn cairn_reads_fast_diff_files_hbase_writes() {
+fn cairn_reads_encoded_files_hbase_writes() {
     let Some(cp) = require() else { return };
     let dir = tempfile::tempdir().unwrap();
     for tags in [false, true] {
@@ -437,8 +431,8 @@ fn cairn_reads_fast_diff_files_hbase_writes() {
             &sample_cells(tags),
         );
     }
-    // (compression, tags, Bloom filter, compressed tags)
-    let cases = [
+    // (compression, tags, Bloom filter, compressed tags) for each encoding
+    let variants = [
         (Compression::None, false, BloomType::None, false),
         (Compression::None, true, BloomType::Row, false),
         (Compression::Gz, false, BloomType::RowCol, false),
@@ -446,11 +440,17 @@ fn cairn_reads_fast_diff_files_hbase_writes() {
         (Compression::None, false, BloomType::None, true),
         (Compression::None, true, BloomType::None, true),
     ];
-    let name = |i: usize| dir.path().join(format!("fast-diff-{i}.hfile"));
+    let mut cases = Vec::new();
+    for encoding in ["FAST_DIFF", "PREFIX", "DIFF", "ROW_INDEX_V1"] {
+        for v in variants {
+            cases.push((encoding, v.0, v.1, v.2, v.3));
+        }
+    }
+    let name = |i: usize| dir.path().join(format!("encoded-{i}.hfile"));
     let mut manifest = String::new();
-    for (i, (compression, tags, bloom, compress_tags)) in cases.iter().enumerate() {
+    for (i, (encoding, compression, tags, bloom, compress_tags)) in cases.iter().enumerate() {
         manifest.push_str(&format!(
-            "{} {} {} {} {} {} {} {} FAST_DIFF {}\n",
+            "{} {} {} {} {} {} {} {} {encoding} {}\n",
             name(i).display(),
             dir.path().join(format!("cells-{tags}.txt")).display(),
             ChecksumType::Crc32C,
@@ -462,18 +462,16 @@ fn cairn_reads_fast_diff_files_hbase_writes() {
             compress_tags
         ));
     }
-    let m = dir.path().join("fast-diff.manifest");
+    let m = dir.path().join("encoded.manifest");
     std::fs::write(&m, manifest).unwrap();
     hbase(&cp, "write", &m);
-    for (i, &(compression, tags, bloom, compress_tags)) in cases.iter().enumerate() {
-        let case = format!("{compression}, tags {tags}, {bloom}, compressed tags {compress_tags}");
+    for (i, &(encoding, compression, tags, bloom, compress_tags)) in cases.iter().enumerate() {
+        let case = format!(
+            "{encoding}, {compression}, tags {tags}, {bloom}, compressed tags {compress_tags}"
+        );
         let r = HFileReader::open(name(i), ReaderOptions::default())
             .unwrap_or_else(|e| panic!("{case}: {e}"));
-        assert_eq!(
-            r.file_info().get(b"DATA_BLOCK_ENCODING"),
-            Some(&b"FAST_DIFF"[..]),
-            "{case}"
-        );
+        assert_eq!(r.data_block_encoding().name(), encoding, "{case}");
         let mut s = r.scanner();
         let mut got = Vec::new();
         let mut error = None;

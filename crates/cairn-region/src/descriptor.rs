@@ -201,11 +201,7 @@ impl ColumnFamilyDescriptor {
             ("COMPRESSION".into(), self.compression.name().into()),
             (
                 "DATA_BLOCK_ENCODING".into(),
-                match self.data_block_encoding {
-                    DataBlockEncoding::None => "NONE",
-                    DataBlockEncoding::FastDiff => "FAST_DIFF",
-                }
-                .into(),
+                self.data_block_encoding.name().into(),
             ),
             ("IN_MEMORY".into(), self.in_memory.to_string()),
             ("KEEP_DELETED_CELLS".into(), "FALSE".into()),
@@ -263,14 +259,13 @@ impl ColumnFamilyDescriptor {
                 )))
             }
             "DATA_BLOCK_ENCODING" => {
-                self.data_block_encoding = DataBlockEncoding::from_name(
-                    v.to_ascii_uppercase().as_bytes(),
-                )
-                .ok_or_else(|| {
-                    RegionError::Unsupported(format!(
-                    "family {name}: DATA_BLOCK_ENCODING = {v} (NONE and FAST_DIFF are supported)"
+                self.data_block_encoding =
+                    DataBlockEncoding::from_name(v.to_ascii_uppercase().as_bytes())
+                                                .ok_or_else(|| {
+                            RegionError::Unsupported(format!(
+                    "family {name}: DATA_BLOCK_ENCODING = {v} (cairn supports NONE, PREFIX, DIFF, FAST_DIFF and ROW_INDEX_V1)"
                 ))
-                })?
+                        })?
             }
             _ => {}
         }
@@ -371,7 +366,7 @@ mod tests {
         f.set_attribute("TTL", "FOREVER").unwrap();
         assert_eq!(f.ttl_ms(), None);
         let e = f
-            .set_attribute("DATA_BLOCK_ENCODING", "PREFIX")
+            .set_attribute("DATA_BLOCK_ENCODING", "PREFIX_TREE")
             .unwrap_err();
         assert!(matches!(e, RegionError::Unsupported(_)), "{e}");
         f.set_attribute("DATA_BLOCK_ENCODING", "none").unwrap();

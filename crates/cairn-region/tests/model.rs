@@ -160,8 +160,8 @@ fn open(dir: &std::path::Path) -> Arc<RegionServer> {
     RegionServer::open(c).unwrap()
 }
 
-/// `fast_diff`: the family writes FAST_DIFF store files (flushes and compactions).
-fn run(ops: Vec<Op>, splits: bool, fast_diff: bool) -> Result<(), TestCaseError> {
+/// `encoding`: the family's data block encoding, which flushes and compactions write.
+fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let t = TableName::parse("model").unwrap();
     let mut s = open(dir.path());
@@ -173,9 +173,7 @@ fn run(ops: Vec<Op>, splits: bool, fast_diff: bool) -> Result<(), TestCaseError>
     let mut family = ColumnFamilyDescriptor::new("f")
         .max_versions(100)
         .ttl_seconds(TTL_SECONDS);
-    if fast_diff {
-        family.data_block_encoding = DataBlockEncoding::FastDiff;
-    }
+    family.data_block_encoding = encoding;
     s.create_table(
         TableDescriptor::new(t.clone()).with_family(family),
         &split_keys,
@@ -346,8 +344,8 @@ proptest! {
     fn region_server_matches_the_reference(
         ops in proptest::collection::vec(op(), 1..80),
         splits in any::<bool>(),
-        fast_diff in any::<bool>(),
+        encoding in prop::sample::select(DataBlockEncoding::ALL.to_vec()),
     ) {
-        run(ops, splits, fast_diff)?;
+        run(ops, splits, encoding)?;
     }
 }
