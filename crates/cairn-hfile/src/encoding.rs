@@ -182,6 +182,29 @@ impl TagDictionary {
         self.recent.push_front(index);
     }
 
+    /// HBase's `Dictionary.write` with this dictionary: a tag it holds is written as its 2-byte
+    /// index and becomes the most recent; any other as 0xff, its length (7-bit varint) and its
+    /// bytes, and joins the dictionary.
+    fn write_tag(&mut self, tag: &[u8], out: &mut Vec<u8>) {
+        let hit = if tag.is_empty() {
+            None
+        } else {
+            self.entries.iter().position(|e| e == tag)
+        };
+        match hit {
+            Some(i) => {
+                self.get(i);
+                out.extend_from_slice(&(i as u16).to_be_bytes());
+            }
+            None => {
+                out.push(0xff);
+                put_compressed_int(out, tag.len());
+                out.extend_from_slice(tag);
+                self.add(tag);
+            }
+        }
+    }
+
     fn get(&mut self, index: usize) -> Option<&[u8]> {
         let at = self.recent.iter().position(|&i| i == index)?;
         self.recent.remove(at);
@@ -367,13 +390,35 @@ fn common_prefix(
     Ok(common)
 }
 
-/// What every `BufferedDataBlockEncoder` writes after a cell's value, tags uncompressed.
-fn put_cell_tail(c: &PlainCell<'_>, out: &mut Vec<u8>) {
+/// What every `BufferedDataBlockEncoder` writes after a cell's value: the tags length and the
+/// tags, compressed with the block's dictionary when there is one; the sequence id.
+fn put_cell_tail(
+    c: &PlainCell<'_>,
+    dictionary: &mut Option<TagDictionary>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     if let Some(tags) = c.tags {
         put_compressed_int(out, tags.len());
-        out.extend_from_slice(tags);
+        match dictionary {
+            None => out.extend_from_slice(tags),
+            Some(d) => {
+                let mut pos = 0;
+                while pos < tags.len() {
+                    let len = tags
+                        .get(pos..pos + 2)
+                        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+                        .ok_or("a tag's length is cut off")?;
+                    let tag = tags
+                        .get(pos + 2..pos + 2 + len)
+                        .ok_or("a tag runs past the cell's tags")?;
+                    d.write_tag(tag, out);
+                    pos += 2 + len;
+                }
+            }
+        }
     }
     out.extend_from_slice(c.mvcc);
+    Ok(())
 }
 
 /// Calls `f` with each cell of a plain block and the one before it; errors name the cell.
@@ -413,40 +458,42 @@ fn put_decoded_size(plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
 
 /// Encodes the cells of a plain data block body (all of one family, in order) as the body of
 /// an encoded block: the encoding's id, then what the encoding writes, as HBase's encoder
-/// writes it. Tags are written uncompressed: the file says so (`TAGS_COMPRESSED` false), which
-/// HBase's reader follows. Appends to `out`; an error names the cell that is not a well-formed
-/// plain cell.
+/// writes it. `compress_tags`: tags are written with a dictionary per block (HBase's
+/// `COMPRESS_TAGS`; ROW_INDEX_V1 never compresses them). Appends to `out`; an error names the
+/// cell that is not a well-formed plain cell.
 pub fn encode_cells(
     encoding: DataBlockEncoding,
     plain: &[u8],
     layout: CellLayout,
+    compress_tags: bool,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    let mut dictionary = compress_tags.then(TagDictionary::default);
     match encoding {
-        DataBlockEncoding::None => Err("NONE is not an encoding of data blocks".into()),
-        DataBlockEncoding::FastDiff => encode_fast_diff(plain, layout, out),
-        DataBlockEncoding::Prefix => {
-            out.extend_from_slice(&encoding.id().to_be_bytes());
-            prefix::encode(plain, layout, out)
-        }
-        DataBlockEncoding::Diff => {
-            out.extend_from_slice(&encoding.id().to_be_bytes());
-            diff::encode(plain, layout, out)
-        }
-        DataBlockEncoding::RowIndexV1 => {
-            out.extend_from_slice(&encoding.id().to_be_bytes());
-            row_index::encode(plain, layout, out)
-        }
+        DataBlockEncoding::None => return Err("NONE is not an encoding of data blocks".into()),
+        DataBlockEncoding::FastDiff => return encode_fast_diff(plain, layout, compress_tags, out),
+        _ => {}
+    }
+    out.extend_from_slice(&encoding.id().to_be_bytes());
+    match encoding {
+        DataBlockEncoding::Prefix => prefix::encode(plain, layout, &mut dictionary, out),
+        DataBlockEncoding::Diff => diff::encode(plain, layout, &mut dictionary, out),
+        _ => row_index::encode(plain, layout, out),
     }
 }
 
 /// Encodes the cells of a plain data block body (`keyLength | valueLength | key | value |
 /// [tagsLength | tags] | [sequence id]` each, all of one family, in order) as the body of a
 /// FAST_DIFF block: the encoding id, the plain size, then the cells as HBase's
-/// `FastDiffDeltaEncoder` writes them. Tags are written uncompressed: the file says so
-/// (`TAGS_COMPRESSED` false), which HBase's reader follows. Appends to `out`; an error names
-/// the cell that is not a well-formed plain cell.
-pub fn encode_fast_diff(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> Result<(), String> {
+/// `FastDiffDeltaEncoder` writes them, tags dictionary-compressed if `compress_tags`. Appends
+/// to `out`; an error names the cell that is not a well-formed plain cell.
+pub fn encode_fast_diff(
+    plain: &[u8],
+    layout: CellLayout,
+    compress_tags: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let mut dictionary = compress_tags.then(TagDictionary::default);
     let size = i32::try_from(plain.len()).map_err(|_| {
         format!(
             "a block of {} bytes is larger than HBase reads",
@@ -548,11 +595,8 @@ pub fn encode_fast_diff(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> 
                 }
             }
         }
-        if let Some(tags) = c.tags {
-            put_compressed_int(out, tags.len());
-            out.extend_from_slice(tags);
-        }
-        out.extend_from_slice(c.mvcc);
+        put_cell_tail(&c, &mut dictionary, out)
+            .map_err(|e| format!("cell {n} (byte {at}): {e}"))?;
         prev = Some(c);
         n += 1;
     }
@@ -1059,7 +1103,7 @@ mod tests {
             let layout = CellLayout { tags, mvcc };
             let plain = plain(&cells, layout);
             let mut body = Vec::new();
-            encode_fast_diff(&plain, layout, &mut body).unwrap();
+            encode_fast_diff(&plain, layout, false, &mut body).unwrap();
             prop_assert_eq!(&body[..2], &DataBlockEncoding::FAST_DIFF_ID.to_be_bytes()[..]);
             prop_assert_eq!(&body[2..], &encode(&cells, layout)[..]);
             prop_assert_eq!(decode_fast_diff(&body[2..], layout, false).unwrap(), plain);
@@ -1078,7 +1122,7 @@ mod tests {
                 plain[i] ^= x;
             }
             let mut body = Vec::new();
-            if encode_fast_diff(&plain[..cut.index(plain.len() + 1)], layout, &mut body).is_ok() {
+            if encode_fast_diff(&plain[..cut.index(plain.len() + 1)], layout, false, &mut body).is_ok() {
                 // Whatever the encoder takes, the decoder gives back.
                 let _ = decode_fast_diff(&body[2..], layout, false);
             }
@@ -1121,6 +1165,15 @@ mod tests {
 
     proptest! {
         #[test]
+        fn cairn_compresses_tags_as_the_format_says(cells in tagged_cells()) {
+            let layout = CellLayout { tags: true, mvcc: true };
+            let mut body = Vec::new();
+            encode_fast_diff(&plain(&cells, layout), layout, true, &mut body).unwrap();
+            prop_assert_eq!(&body[2..], &encode_with(&cells, layout, true)[..]);
+            prop_assert_eq!(decode_fast_diff(&body[2..], layout, true).unwrap(), plain(&cells, layout));
+        }
+
+        #[test]
         fn decodes_dictionary_compressed_tags(
             cells in prop::collection::vec((cell_strategy(), tags_strategy()), 1..150),
         ) {
@@ -1150,7 +1203,7 @@ mod tests {
         let at = other.windows(2).position(|w| w == b"cf").unwrap();
         other[at + 1] = b'g';
         block.extend_from_slice(&other);
-        let e = encode_fast_diff(&block, layout, &mut Vec::new()).unwrap_err();
+        let e = encode_fast_diff(&block, layout, false, &mut Vec::new()).unwrap_err();
         assert!(e.contains("cell 1") && e.contains("another family"), "{e}");
     }
 

@@ -64,6 +64,9 @@ pub struct WriterOptions {
     /// encoded from the plain block when it is finished; its size decides where blocks end,
     /// as in HBase.
     pub data_block_encoding: DataBlockEncoding,
+    /// Dictionary-compress the tags of encoded blocks (`COMPRESS_TAGS`; false here, HBase's
+    /// families default to true). Recorded as `TAGS_COMPRESSED` in file info.
+    pub compress_tags: bool,
 }
 
 impl Default for WriterOptions {
@@ -86,6 +89,7 @@ impl Default for WriterOptions {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
             data_block_encoding: DataBlockEncoding::None,
+            compress_tags: false,
         }
     }
 }
@@ -395,6 +399,7 @@ impl<W: Write> HFileWriter<W> {
                     encoding,
                     &self.block[HEADER_SIZE..],
                     layout,
+                    self.options.compress_tags,
                     &mut self.encoded,
                 )
                 .map_err(|e| {
@@ -593,7 +598,15 @@ impl<W: Write> HFileWriter<W> {
                 keys::MAX_TAGS_LEN,
                 (self.max_tags_len as i32).to_be_bytes().to_vec(),
             );
-            info.insert(keys::TAGS_COMPRESSED, vec![0]);
+            // As HBase's writer: compressed only when encoded (ROW_INDEX_V1 says so too,
+            // though it writes tags as they are, and its readers ignore the flag).
+            let compressed = self.options.compress_tags
+                && self.options.data_block_encoding != DataBlockEncoding::None;
+            // HBase's `Bytes.toBytes(boolean)`: 0xff for true.
+            info.insert(
+                keys::TAGS_COMPRESSED,
+                vec![if compressed { 0xff } else { 0 }],
+            );
         }
         if self.options.include_mvcc {
             info.insert(

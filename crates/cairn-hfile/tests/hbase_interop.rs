@@ -152,6 +152,7 @@ struct Case {
     bloom: BloomType,
     tags: bool,
     encoding: DataBlockEncoding,
+    compress_tags: bool,
 }
 
 fn matrix() -> Vec<Case> {
@@ -176,13 +177,18 @@ fn matrix() -> Vec<Case> {
                     // Bloom type.
                     let encoding = DataBlockEncoding::ALL[(i / 6) % DataBlockEncoding::ALL.len()];
                     v.push(Case {
-                        name: format!("{checksum}-{bpc}-{compression}-{bloom}-{encoding:?}"),
+                        name: format!(
+                            "{checksum}-{bpc}-{compression}-{bloom}-{encoding:?}-{}",
+                            if (i / 6) % 2 == 1 { "ct" } else { "pt" }
+                        ),
                         checksum,
                         bpc,
                         compression,
                         bloom,
                         tags: i % 2 == 0,
                         encoding,
+                        // Every other run of six compresses its tags (HBase's COMPRESS_TAGS).
+                        compress_tags: (i / 6) % 2 == 1,
                     });
                 }
             }
@@ -226,6 +232,7 @@ fn hbase_reads_every_file_cairn_writes() {
             include_tags: case.tags,
             index_block_size: 2048,
             data_block_encoding: case.encoding,
+            compress_tags: case.compress_tags,
             ..Default::default()
         };
         let mut w = HFileWriter::new(

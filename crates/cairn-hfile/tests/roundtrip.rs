@@ -99,10 +99,10 @@ fn every_option_combination_round_trips() {
             ] {
                 for (bloom_type, encoding) in [
                     (BloomType::None, DataBlockEncoding::None),
-                    (BloomType::Row, DataBlockEncoding::None),
-                    (BloomType::RowCol, DataBlockEncoding::None),
+                    (BloomType::Row, DataBlockEncoding::Prefix),
+                    (BloomType::RowCol, DataBlockEncoding::Diff),
                     (BloomType::None, DataBlockEncoding::FastDiff),
-                    (BloomType::Row, DataBlockEncoding::FastDiff),
+                    (BloomType::Row, DataBlockEncoding::RowIndexV1),
                 ] {
                     let options = WriterOptions {
                         block_size: 4096,
@@ -156,17 +156,24 @@ fn tags_and_sequence_ids_survive() {
                 .with_sequence_id(i)
         })
         .collect();
-    for encoding in [DataBlockEncoding::None, DataBlockEncoding::FastDiff] {
-        let r = open(write(
-            &data,
-            WriterOptions {
-                include_tags: true,
-                data_block_encoding: encoding,
-                ..Default::default()
-            },
-        ));
-        assert!(r.includes_tags() && r.includes_mvcc());
-        assert_eq!(read_all(&r), data, "{encoding:?}");
+    for encoding in DataBlockEncoding::ALL {
+        for compress_tags in [false, true] {
+            let r = open(write(
+                &data,
+                WriterOptions {
+                    include_tags: true,
+                    data_block_encoding: encoding,
+                    compress_tags,
+                    ..Default::default()
+                },
+            ));
+            assert!(r.includes_tags() && r.includes_mvcc());
+            assert_eq!(
+                read_all(&r),
+                data,
+                "{encoding:?}, compressed tags {compress_tags}"
+            );
+        }
     }
     // Without MVCC the sequence ids read back as 0.
     let plain: Vec<KeyValue> = data

@@ -93,6 +93,9 @@ pub struct ColumnFamilyDescriptor {
     /// any encoding cairn reads are read whatever the family says, as in HBase, where changing
     /// the encoding applies to files written after it.
     pub data_block_encoding: DataBlockEncoding,
+    /// `COMPRESS_TAGS` (true): encoded store files compress their cells' tags with a
+    /// dictionary per block.
+    pub compress_tags: bool,
 }
 
 impl ColumnFamilyDescriptor {
@@ -111,6 +114,7 @@ impl ColumnFamilyDescriptor {
             in_memory: false,
             block_cache_enabled: true,
             data_block_encoding: DataBlockEncoding::None,
+            compress_tags: true,
         }
     }
 
@@ -203,6 +207,7 @@ impl ColumnFamilyDescriptor {
                 "DATA_BLOCK_ENCODING".into(),
                 self.data_block_encoding.name().into(),
             ),
+            ("COMPRESS_TAGS".into(), self.compress_tags.to_string()),
             ("IN_MEMORY".into(), self.in_memory.to_string()),
             ("KEEP_DELETED_CELLS".into(), "FALSE".into()),
             ("MIN_VERSIONS".into(), self.min_versions.to_string()),
@@ -244,6 +249,7 @@ impl ColumnFamilyDescriptor {
             "BLOOMFILTER" => self.bloom_type = v.parse().map_err(|_| bad("Bloom filter type"))?,
             "COMPRESSION" => self.compression = v.parse().map_err(|_| bad("compression"))?,
             "IN_MEMORY" => self.in_memory = parse_bool(v).ok_or_else(|| bad("boolean"))?,
+            "COMPRESS_TAGS" => self.compress_tags = parse_bool(v).ok_or_else(|| bad("boolean"))?,
             "BLOCKCACHE" => {
                 self.block_cache_enabled = parse_bool(v).ok_or_else(|| bad("boolean"))?
             }
@@ -356,6 +362,7 @@ mod tests {
             .max_versions(3)
             .ttl_seconds(60);
         f.data_block_encoding = DataBlockEncoding::FastDiff;
+        f.compress_tags = false;
         let mut g = ColumnFamilyDescriptor::new("cf");
         for (k, v) in f.attributes() {
             g.set_attribute(&k, &v).unwrap();

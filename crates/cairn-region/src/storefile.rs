@@ -165,6 +165,7 @@ pub fn writer_options(family: &ColumnFamilyDescriptor, include_tags: bool) -> Wr
         include_tags,
         include_mvcc: true,
         data_block_encoding: family.data_block_encoding,
+        compress_tags: family.compress_tags,
         ..WriterOptions::default()
     }
 }

@@ -179,7 +179,12 @@ fn fits_in(v: i64) -> usize {
 }
 
 /// Writes the cells of a plain block as DIFF does, after the encoding id.
-pub(super) fn encode(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> Result<(), String> {
+pub(super) fn encode(
+    plain: &[u8],
+    layout: CellLayout,
+    dictionary: &mut Option<TagDictionary>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     put_decoded_size(plain, out)?;
     each_plain_cell(plain, layout, |c, prev| {
         let mut flag = 0u8;
@@ -246,8 +251,7 @@ pub(super) fn encode(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> Res
             out.push(c.kind());
         }
         out.extend_from_slice(c.value);
-        put_cell_tail(c, out);
-        Ok(())
+        put_cell_tail(c, dictionary, out)
     })
 }
 
@@ -359,8 +363,17 @@ mod tests {
         ) {
             let layout = CellLayout { tags, mvcc };
             let mut body = Vec::new();
-            encode(&plain(&cells, layout), layout, &mut body).unwrap();
+            encode(&plain(&cells, layout), layout, &mut None, &mut body).unwrap();
             prop_assert_eq!(&body, &reference(&cells, layout, false));
+        }
+
+        #[test]
+        fn cairn_compresses_tags_as_the_format_says(cells in tagged_cells()) {
+            let layout = CellLayout { tags: true, mvcc: true };
+            let mut body = Vec::new();
+            encode(&plain(&cells, layout), layout, &mut Some(TagDictionary::default()), &mut body).unwrap();
+            prop_assert_eq!(&body, &reference(&cells, layout, true));
+            prop_assert_eq!(decode(&body, layout, true).unwrap(), plain(&cells, layout));
         }
 
         #[test]

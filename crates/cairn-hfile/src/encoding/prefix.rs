@@ -71,7 +71,12 @@ pub(super) fn decode(
 }
 
 /// Writes the cells of a plain block as PREFIX does, after the encoding id.
-pub(super) fn encode(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> Result<(), String> {
+pub(super) fn encode(
+    plain: &[u8],
+    layout: CellLayout,
+    dictionary: &mut Option<TagDictionary>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     put_decoded_size(plain, out)?;
     each_plain_cell(plain, layout, |c, prev| {
         let common = match prev {
@@ -83,8 +88,7 @@ pub(super) fn encode(plain: &[u8], layout: CellLayout, out: &mut Vec<u8>) -> Res
         put_compressed_int(out, common);
         out.extend_from_slice(&c.key[common..]);
         out.extend_from_slice(c.value);
-        put_cell_tail(c, out);
-        Ok(())
+        put_cell_tail(c, dictionary, out)
     })
 }
 
@@ -133,8 +137,17 @@ mod tests {
         ) {
             let layout = CellLayout { tags, mvcc };
             let mut body = Vec::new();
-            encode(&plain(&cells, layout), layout, &mut body).unwrap();
+            encode(&plain(&cells, layout), layout, &mut None, &mut body).unwrap();
             prop_assert_eq!(&body, &reference(&cells, layout, false));
+        }
+
+        #[test]
+        fn cairn_compresses_tags_as_the_format_says(cells in tagged_cells()) {
+            let layout = CellLayout { tags: true, mvcc: true };
+            let mut body = Vec::new();
+            encode(&plain(&cells, layout), layout, &mut Some(TagDictionary::default()), &mut body).unwrap();
+            prop_assert_eq!(&body, &reference(&cells, layout, true));
+            prop_assert_eq!(decode(&body, layout, true).unwrap(), plain(&cells, layout));
         }
 
         #[test]
