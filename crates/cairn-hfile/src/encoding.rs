@@ -494,113 +494,69 @@ pub fn encode_fast_diff(
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     let mut dictionary = compress_tags.then(TagDictionary::default);
-    let size = i32::try_from(plain.len()).map_err(|_| {
-        format!(
-            "a block of {} bytes is larger than HBase reads",
-            plain.len()
-        )
-    })?;
     out.extend_from_slice(&DataBlockEncoding::FAST_DIFF_ID.to_be_bytes());
-    out.extend_from_slice(&size.to_be_bytes());
-    let mut input = Input {
-        bytes: plain,
-        pos: 0,
-    };
-    let mut prev: Option<PlainCell<'_>> = None;
-    let mut n = 0usize;
-    while input.pos < plain.len() {
-        let at = input.pos;
-        let c = plain_cell(&mut input, layout).map_err(|e| format!("cell {n} (byte {at}): {e}"))?;
-        match &prev {
-            None => {
-                out.push(0);
-                put_compressed_int(out, c.key.len());
-                put_compressed_int(out, c.value.len());
-                put_compressed_int(out, 0);
-                out.extend_from_slice(c.key);
-                out.extend_from_slice(c.value);
-            }
-            Some(p) => {
-                // The shared prefix of row length, row, family and qualifier, as HBase's
-                // `findCommonPrefixInFlatKey` counts it (the family is the file's one).
-                let row_end = 2 + c.row_len;
-                let column_end = c.key.len() - 9;
-                let shared =
-                    |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
-                let mut common = if c.row_len != p.row_len {
-                    shared(&c.key[..2], &p.key[..2])
-                } else {
-                    2 + shared(&c.key[2..row_end], &p.key[2..row_end])
-                };
-                let family_end = row_end + 1 + usize::from(c.key[row_end]);
-                let prev_family = 2 + p.row_len
-                    ..p.key
-                        .len()
-                        .min(3 + p.row_len + usize::from(p.key[2 + p.row_len]));
-                if c.key[row_end..family_end] != p.key[prev_family] {
-                    return Err(format!(
-                        "cell {n} (byte {at}): another family than the cell before it"
-                    ));
-                }
-                let same_row = common == row_end;
-                if same_row {
-                    common = family_end
-                        + shared(
-                            &c.key[family_end..column_end],
-                            &p.key[family_end..p.key.len() - 9],
-                        );
-                }
-                let (ts, prev_ts) = (
-                    &c.key[column_end..column_end + 8],
-                    &p.key[p.key.len() - 9..p.key.len() - 1],
-                );
-                let shared_ts = shared(&ts[..7], &prev_ts[..7]);
-                let mut flag = shared_ts as u8;
-                if c.key.len() == p.key.len() {
-                    flag |= FLAG_SAME_KEY_LENGTH;
-                }
-                let same_value_len = c.value.len() == p.value.len();
-                if same_value_len {
-                    flag |= FLAG_SAME_VALUE_LENGTH;
-                }
-                let kind = c.key[c.key.len() - 1];
-                if kind == p.key[p.key.len() - 1] {
-                    flag |= FLAG_SAME_TYPE;
-                }
-                if same_value_len && c.value == p.value {
-                    flag |= FLAG_SAME_VALUE;
-                }
-                out.push(flag);
-                if flag & FLAG_SAME_KEY_LENGTH == 0 {
-                    put_compressed_int(out, c.key.len());
-                }
-                if flag & FLAG_SAME_VALUE_LENGTH == 0 {
-                    put_compressed_int(out, c.value.len());
-                }
-                put_compressed_int(out, common);
-                if same_row {
-                    // The rest of the qualifier.
-                    out.extend_from_slice(&c.key[common..column_end]);
-                } else {
-                    // The rest of the row, then the whole qualifier: the family is implied.
-                    out.extend_from_slice(&c.key[common..row_end]);
-                    out.extend_from_slice(&c.key[family_end..column_end]);
-                }
-                out.extend_from_slice(&ts[shared_ts..]);
-                if flag & FLAG_SAME_TYPE == 0 {
-                    out.push(kind);
-                }
-                if flag & FLAG_SAME_VALUE == 0 {
-                    out.extend_from_slice(c.value);
-                }
-            }
+    put_decoded_size(plain, out)?;
+    each_plain_cell(plain, layout, |c, prev| {
+        let Some(p) = prev else {
+            // The first cell whole.
+            out.push(0);
+            put_compressed_int(out, c.key.len());
+            put_compressed_int(out, c.value.len());
+            put_compressed_int(out, 0);
+            out.extend_from_slice(c.key);
+            out.extend_from_slice(c.value);
+            return put_cell_tail(c, &mut dictionary, out);
+        };
+        let common = common_prefix(c, p, false)?;
+        let row_end = 2 + c.row_len;
+        let column_end = c.key.len() - 9;
+        let ts = &c.key[column_end..column_end + 8];
+        let prev_ts = &p.key[p.key.len() - 9..p.key.len() - 1];
+        // Up to 7 leading timestamp bytes shared with the previous cell (3 bits of the flag).
+        let shared_ts = ts[..7]
+            .iter()
+            .zip(&prev_ts[..7])
+            .take_while(|(x, y)| x == y)
+            .count();
+        let mut flag = shared_ts as u8;
+        if c.key.len() == p.key.len() {
+            flag |= FLAG_SAME_KEY_LENGTH;
         }
-        put_cell_tail(&c, &mut dictionary, out)
-            .map_err(|e| format!("cell {n} (byte {at}): {e}"))?;
-        prev = Some(c);
-        n += 1;
-    }
-    Ok(())
+        let same_value_len = c.value.len() == p.value.len();
+        if same_value_len {
+            flag |= FLAG_SAME_VALUE_LENGTH;
+        }
+        if c.kind() == p.kind() {
+            flag |= FLAG_SAME_TYPE;
+        }
+        if same_value_len && c.value == p.value {
+            flag |= FLAG_SAME_VALUE;
+        }
+        out.push(flag);
+        if flag & FLAG_SAME_KEY_LENGTH == 0 {
+            put_compressed_int(out, c.key.len());
+        }
+        if flag & FLAG_SAME_VALUE_LENGTH == 0 {
+            put_compressed_int(out, c.value.len());
+        }
+        put_compressed_int(out, common);
+        if common >= row_end {
+            // Same row (and family): the rest of the qualifier.
+            out.extend_from_slice(&c.key[common..column_end]);
+        } else {
+            // The rest of the row, then the whole qualifier: the family is implied.
+            out.extend_from_slice(&c.key[common..row_end]);
+            out.extend_from_slice(c.qualifier());
+        }
+        out.extend_from_slice(&ts[shared_ts..]);
+        if flag & FLAG_SAME_TYPE == 0 {
+            out.push(c.kind());
+        }
+        if flag & FLAG_SAME_VALUE == 0 {
+            out.extend_from_slice(c.value);
+        }
+        put_cell_tail(c, &mut dictionary, out)
+    })
 }
 
 /// What every encoding built on HBase's `BufferedDataBlockEncoder` (PREFIX, DIFF, FAST_DIFF)
