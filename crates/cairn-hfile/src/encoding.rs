@@ -946,6 +946,117 @@ mod test_support {
                 .collect()
         })
     }
+
+    /// The properties every encoding's encoder and decoder must have, as proptests, given the
+    /// reference encoder written from the format (`reference(cells, layout, compressed_tags)`),
+    /// cairn's encoder (`encode(plain, layout, compressed_tags)`, the body after the encoding
+    /// id) and the decoder (`decode(body, layout, compressed_tags)`).
+    macro_rules! encoding_properties {
+        (reference: $reference:expr, encode: $encode:expr, decode: $decode:expr $(,)?) => {
+            fn reference_body(cells: &[TestCell], layout: CellLayout, compressed: bool) -> Vec<u8> {
+                ($reference)(cells, layout, compressed)
+            }
+
+            fn cairn_body(
+                plain: &[u8],
+                layout: CellLayout,
+                compressed: bool,
+            ) -> Result<Vec<u8>, String> {
+                ($encode)(plain, layout, compressed)
+            }
+
+            fn decoded(
+                body: &[u8],
+                layout: CellLayout,
+                compressed: bool,
+            ) -> Result<Vec<u8>, DecodeError> {
+                ($decode)(body, layout, compressed)
+            }
+
+            proptest! {
+                #[test]
+                fn decodes_what_the_reference_wrote(
+                    cells in prop::collection::vec(cell_strategy(), 1..40),
+                    tags in any::<bool>(),
+                    mvcc in any::<bool>(),
+                ) {
+                    let layout = CellLayout { tags, mvcc };
+                    let body = reference_body(&cells, layout, false);
+                    let cells = plain(&cells, layout);
+                    prop_assert_eq!(decoded(&body, layout, false).unwrap(), cells);
+                }
+
+                #[test]
+                fn cairn_encodes_as_the_reference(
+                    cells in prop::collection::vec(cell_strategy(), 1..40),
+                    tags in any::<bool>(),
+                    mvcc in any::<bool>(),
+                ) {
+                    let layout = CellLayout { tags, mvcc };
+                    let body = cairn_body(&plain(&cells, layout), layout, false).unwrap();
+                    prop_assert_eq!(&body, &reference_body(&cells, layout, false));
+                }
+
+                #[test]
+                fn compressed_tags_as_the_reference_and_back(cells in tagged_cells()) {
+                    let layout = CellLayout { tags: true, mvcc: true };
+                    let body = cairn_body(&plain(&cells, layout), layout, true).unwrap();
+                    prop_assert_eq!(&body, &reference_body(&cells, layout, true));
+                    prop_assert_eq!(decoded(&body, layout, true).unwrap(), plain(&cells, layout));
+                }
+
+                #[test]
+                fn damaged_blocks_are_errors_not_panics(
+                    cells in prop::collection::vec(cell_strategy(), 1..20),
+                    damage in prop::collection::vec(
+                        (any::<prop::sample::Index>(), any::<u8>()),
+                        1..4,
+                    ),
+                    cut in any::<prop::sample::Index>(),
+                ) {
+                    let layout = CellLayout { tags: true, mvcc: true };
+                    let mut body = reference_body(&cells, layout, false);
+                    for (i, x) in &damage {
+                        let i = i.index(body.len());
+                        body[i] ^= x;
+                    }
+                    let _ = decoded(&body, layout, false);
+                    let _ = decoded(&body[..cut.index(body.len() + 1)], layout, true);
+                }
+
+                #[test]
+                fn damaged_plain_cells_are_encoding_errors_not_panics(
+                    cells in prop::collection::vec(cell_strategy(), 1..20),
+                    damage in prop::collection::vec(
+                        (any::<prop::sample::Index>(), any::<u8>()),
+                        1..4,
+                    ),
+                    cut in any::<prop::sample::Index>(),
+                ) {
+                    let layout = CellLayout { tags: true, mvcc: true };
+                    let mut plain = plain(&cells, layout);
+                    for (i, x) in &damage {
+                        let i = i.index(plain.len());
+                        plain[i] ^= x;
+                    }
+                    let cut = cut.index(plain.len() + 1);
+                    if let Ok(body) = cairn_body(&plain[..cut], layout, true) {
+                        let _ = decoded(&body, layout, true);
+                    }
+                }
+
+                #[test]
+                fn arbitrary_bytes_are_errors_not_panics(
+                    body in prop::collection::vec(any::<u8>(), 0..300),
+                ) {
+                    for tags in [false, true] {
+                        let _ = decoded(&body, CellLayout { tags, mvcc: true }, tags);
+                    }
+                }
+            }
+        };
+    }
+    pub(super) use encoding_properties;
 }
 
 #[cfg(test)]
@@ -954,10 +1065,6 @@ mod tests {
     use super::*;
     use crate::vint::write_vlong;
     use proptest::prelude::*;
-
-    fn encode(cells: &[TestCell], layout: CellLayout) -> Vec<u8> {
-        encode_with(cells, layout, false)
-    }
 
     /// FAST_DIFF as HBase's encoder writes it (the facts of its format, for round trips).
     fn encode_with(cells: &[TestCell], layout: CellLayout, compressed_tags: bool) -> Vec<u8> {
@@ -1049,102 +1156,14 @@ mod tests {
         out
     }
 
-    proptest! {
-        #[test]
-        fn cairn_encodes_as_the_format_says(
-            cells in prop::collection::vec(cell_strategy(), 1..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
-            let plain = plain(&cells, layout);
+    encoding_properties!(
+        reference: encode_with,
+        encode: |plain: &[u8], layout, compressed| {
             let mut body = Vec::new();
-            encode_fast_diff(&plain, layout, false, &mut body).unwrap();
-            prop_assert_eq!(&body[..2], &DataBlockEncoding::FAST_DIFF_ID.to_be_bytes()[..]);
-            prop_assert_eq!(&body[2..], &encode(&cells, layout)[..]);
-            prop_assert_eq!(decode_fast_diff(&body[2..], layout, false).unwrap(), plain);
-        }
-
-        #[test]
-        fn encoding_damaged_plain_cells_is_an_error_not_a_panic(
-            cells in prop::collection::vec(cell_strategy(), 1..20),
-            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut plain = plain(&cells, layout);
-            for (i, x) in &damage {
-                let i = i.index(plain.len());
-                plain[i] ^= x;
-            }
-            let mut body = Vec::new();
-            if encode_fast_diff(&plain[..cut.index(plain.len() + 1)], layout, false, &mut body).is_ok() {
-                // Whatever the encoder takes, the decoder gives back.
-                let _ = decode_fast_diff(&body[2..], layout, false);
-            }
-        }
-
-        #[test]
-        fn decodes_what_the_encoder_wrote(
-            cells in prop::collection::vec(cell_strategy(), 1..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
-            let body = encode(&cells, layout);
-            prop_assert_eq!(decode_fast_diff(&body, layout, false).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn damaged_blocks_are_errors_not_panics(
-            cells in prop::collection::vec(cell_strategy(), 1..20),
-            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut body = encode(&cells, layout);
-            for (i, x) in &damage {
-                let i = i.index(body.len());
-                body[i] ^= x;
-            }
-            let _ = decode_fast_diff(&body, layout, false);
-            let _ = decode_fast_diff(&body[..cut.index(body.len() + 1)], layout, true);
-        }
-
-        #[test]
-        fn arbitrary_bytes_are_errors_not_panics(body in prop::collection::vec(any::<u8>(), 0..300)) {
-            for tags in [false, true] {
-                let _ = decode_fast_diff(&body, CellLayout { tags, mvcc: true }, false);
-            }
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn cairn_compresses_tags_as_the_format_says(cells in tagged_cells()) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut body = Vec::new();
-            encode_fast_diff(&plain(&cells, layout), layout, true, &mut body).unwrap();
-            prop_assert_eq!(&body[2..], &encode_with(&cells, layout, true)[..]);
-            prop_assert_eq!(decode_fast_diff(&body[2..], layout, true).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn decodes_dictionary_compressed_tags(
-            cells in prop::collection::vec((cell_strategy(), tags_strategy()), 1..150),
-        ) {
-            let cells: Vec<TestCell> = cells
-                .into_iter()
-                .map(|(mut c, tags)| {
-                    c.5 = tags;
-                    c
-                })
-                .collect();
-            let layout = CellLayout { tags: true, mvcc: true };
-            let body = encode_with(&cells, layout, true);
-            prop_assert_eq!(decode_fast_diff(&body, layout, true).unwrap(), plain(&cells, layout));
-        }
-    }
+            encode_fast_diff(plain, layout, compressed, &mut body).map(|()| body[2..].to_vec())
+        },
+        decode: decode_fast_diff,
+    );
 
     #[test]
     fn cells_of_two_families_are_not_encoded() {

@@ -117,69 +117,15 @@ mod tests {
         out
     }
 
-    proptest! {
-        #[test]
-        fn decodes_what_the_encoder_wrote(
-            cells in prop::collection::vec(cell_strategy(), 1..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
-            let body = reference(&cells, layout, false);
-            prop_assert_eq!(decode(&body, layout, false).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn cairn_encodes_as_the_format_says(
-            cells in prop::collection::vec(cell_strategy(), 1..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
+    encoding_properties!(
+        reference: reference,
+        encode: |plain: &[u8], layout, compressed: bool| {
             let mut body = Vec::new();
-            encode(&plain(&cells, layout), layout, &mut None, &mut body).unwrap();
-            prop_assert_eq!(&body, &reference(&cells, layout, false));
-        }
-
-        #[test]
-        fn cairn_compresses_tags_as_the_format_says(cells in tagged_cells()) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut body = Vec::new();
-            encode(&plain(&cells, layout), layout, &mut Some(TagDictionary::default()), &mut body).unwrap();
-            prop_assert_eq!(&body, &reference(&cells, layout, true));
-            prop_assert_eq!(decode(&body, layout, true).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn decodes_dictionary_compressed_tags(cells in tagged_cells()) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let body = reference(&cells, layout, true);
-            prop_assert_eq!(decode(&body, layout, true).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn damaged_blocks_are_errors_not_panics(
-            cells in prop::collection::vec(cell_strategy(), 1..20),
-            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut body = reference(&cells, layout, false);
-            for (i, x) in &damage {
-                let i = i.index(body.len());
-                body[i] ^= x;
-            }
-            let _ = decode(&body, layout, false);
-            let _ = decode(&body[..cut.index(body.len() + 1)], layout, true);
-        }
-
-        #[test]
-        fn arbitrary_bytes_are_errors_not_panics(body in prop::collection::vec(any::<u8>(), 0..300)) {
-            for tags in [false, true] {
-                let _ = decode(&body, CellLayout { tags, mvcc: true }, tags);
-            }
-        }
-    }
+            let mut dictionary = compressed.then(TagDictionary::default);
+            encode(plain, layout, &mut dictionary, &mut body).map(|()| body)
+        },
+        decode: decode,
+    );
 
     #[test]
     fn a_prefix_longer_than_the_previous_key_is_an_error() {
@@ -195,7 +141,8 @@ mod tests {
         body[first + 2] += 1;
         let e = decode(&body, layout, false).unwrap_err();
         assert!(
-            matches!(&e, DecodeError::Corrupt(m) if m.contains("cell 1") && m.contains("longer than the previous key")),
+            matches!(&e, DecodeError::Corrupt(m)
+                if m.contains("cell 1") && m.contains("longer than the previous key")),
             "{e:?}"
         );
     }

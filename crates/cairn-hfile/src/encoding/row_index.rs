@@ -124,53 +124,15 @@ mod tests {
         out
     }
 
-    proptest! {
-        #[test]
-        fn decodes_what_the_encoder_wrote(
-            cells in prop::collection::vec(cell_strategy(), 0..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
-            let body = reference(&cells, layout);
-            prop_assert_eq!(decode(&body, layout).unwrap(), plain(&cells, layout));
-        }
-
-        #[test]
-        fn cairn_encodes_as_the_format_says(
-            cells in prop::collection::vec(cell_strategy(), 0..40),
-            tags in any::<bool>(),
-            mvcc in any::<bool>(),
-        ) {
-            let layout = CellLayout { tags, mvcc };
+    encoding_properties!(
+        // ROW_INDEX_V1 never compresses tags.
+        reference: |cells: &[TestCell], layout, _| reference(cells, layout),
+        encode: |plain: &[u8], layout, _| {
             let mut body = Vec::new();
-            encode(&plain(&cells, layout), layout, &mut body).unwrap();
-            prop_assert_eq!(&body, &reference(&cells, layout));
-        }
-
-        #[test]
-        fn damaged_blocks_are_errors_not_panics(
-            cells in prop::collection::vec(cell_strategy(), 1..20),
-            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<prop::sample::Index>(),
-        ) {
-            let layout = CellLayout { tags: true, mvcc: true };
-            let mut body = reference(&cells, layout);
-            for (i, x) in &damage {
-                let i = i.index(body.len());
-                body[i] ^= x;
-            }
-            let _ = decode(&body, layout);
-            let _ = decode(&body[..cut.index(body.len() + 1)], layout);
-        }
-
-        #[test]
-        fn arbitrary_bytes_are_errors_not_panics(body in prop::collection::vec(any::<u8>(), 0..300)) {
-            for tags in [false, true] {
-                let _ = decode(&body, CellLayout { tags, mvcc: true });
-            }
-        }
-    }
+            encode(plain, layout, &mut body).map(|()| body)
+        },
+        decode: |body: &[u8], layout, _| decode(body, layout),
+    );
 
     #[test]
     fn an_index_that_disagrees_with_the_cells_is_an_error() {
