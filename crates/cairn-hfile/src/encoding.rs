@@ -113,20 +113,44 @@ const MAX_DECODED: usize = i32::MAX as usize;
 struct Input<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// The cell being decoded and the byte it starts at, named in errors. Errors are built
+    /// only when they happen: a block has hundreds of cells.
+    cell: Option<(usize, usize)>,
 }
 
 impl<'a> Input<'a> {
+    fn new(bytes: &'a [u8]) -> Input<'a> {
+        Input {
+            bytes,
+            pos: 0,
+            cell: None,
+        }
+    }
+
+    /// Starts the next cell: it is named in errors from here on.
+    fn start_cell(&mut self, cell: usize) {
+        self.cell = Some((cell, self.pos));
+    }
+
+    /// An error message naming the cell being decoded.
+    fn fail(&self, what: impl std::fmt::Display) -> String {
+        match self.cell {
+            Some((cell, at)) => format!("cell {cell} (byte {at}): {what}"),
+            None => what.to_string(),
+        }
+    }
+
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
         let end = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.bytes.len())
             .ok_or_else(|| {
-                format!(
+                self.fail(format_args!(
                     "{what} of {n} bytes at byte {} runs past the end ({} bytes)",
                     self.pos,
                     self.bytes.len()
-                )
+                ))
             })?;
         let s = &self.bytes[self.pos..end];
         self.pos = end;
@@ -147,10 +171,12 @@ impl<'a> Input<'a> {
                 return usize::try_from(v)
                     .ok()
                     .filter(|&v| v <= i32::MAX as usize)
-                    .ok_or_else(|| format!("{what} {v} is larger than a Java int"));
+                    .ok_or_else(|| {
+                        self.fail(format_args!("{what} {v} is larger than a Java int"))
+                    });
             }
         }
-        Err(format!("{what}: a compressed int longer than 5 bytes"))
+        Err(self.fail(format_args!("{what}: a compressed int longer than 5 bytes")))
     }
 }
 
@@ -228,8 +254,8 @@ fn uncompress_tags(
         let status = input.byte("tag status")?;
         if status == 0xff {
             let len = input.compressed_int("tag length")?;
-            let len16 =
-                u16::try_from(len).map_err(|_| format!("tag length {len} exceeds 65535"))?;
+            let len16 = u16::try_from(len)
+                .map_err(|_| input.fail(format_args!("tag length {len} exceeds 65535")))?;
             let tag = input.take(len, "tag")?;
             out.extend_from_slice(&len16.to_be_bytes());
             out.extend_from_slice(tag);
@@ -238,13 +264,13 @@ fn uncompress_tags(
             let index = usize::from(u16::from_be_bytes([status, input.byte("tag index")?]));
             let tag = dictionary
                 .get(index)
-                .ok_or_else(|| format!("tag dictionary has no entry {index}"))?;
+                .ok_or_else(|| input.fail(format_args!("tag dictionary has no entry {index}")))?;
             out.extend_from_slice(&(tag.len() as u16).to_be_bytes());
             out.extend_from_slice(tag);
         }
     }
     if out.len() != end {
-        return Err(format!("tags decode past their length {tags_len}"));
+        return Err(input.fail(format_args!("tags decode past their length {tags_len}")));
     }
     Ok(())
 }
@@ -427,10 +453,7 @@ fn each_plain_cell<'a>(
     layout: CellLayout,
     mut f: impl FnMut(&PlainCell<'a>, Option<&PlainCell<'a>>) -> Result<(), String>,
 ) -> Result<(), String> {
-    let mut input = Input {
-        bytes: plain,
-        pos: 0,
-    };
+    let mut input = Input::new(plain);
     let mut prev: Option<PlainCell<'a>> = None;
     let mut n = 0usize;
     while input.pos < plain.len() {
@@ -572,8 +595,8 @@ fn decode_cell_tail(
 ) -> Result<(), String> {
     if layout.tags {
         let tags_len = input.compressed_int("tags length")?;
-        let tags_len =
-            u16::try_from(tags_len).map_err(|_| format!("tags length {tags_len} exceeds 65535"))?;
+        let tags_len = u16::try_from(tags_len)
+            .map_err(|_| input.fail(format_args!("tags length {tags_len} exceeds 65535")))?;
         out.extend_from_slice(&tags_len.to_be_bytes());
         if tags_len > 0 {
             if tags_compressed {
@@ -584,12 +607,12 @@ fn decode_cell_tail(
         }
     }
     if layout.mvcc {
-        let (_, n) =
-            read_vlong(&input.bytes[input.pos..]).ok_or("sequence id runs past the end")?;
+        let (_, n) = read_vlong(&input.bytes[input.pos..])
+            .ok_or_else(|| input.fail("sequence id runs past the end"))?;
         out.extend_from_slice(input.take(n, "sequence id")?);
     }
     if out.len() > MAX_DECODED {
-        return Err("decoded cells exceed 2 GiB".into());
+        return Err(input.fail("decoded cells exceed 2 GiB"));
     }
     Ok(())
 }
@@ -634,10 +657,7 @@ impl From<String> for DecodeError {
 }
 
 fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<u8>, DecodeError> {
-    let mut input = Input {
-        bytes: body,
-        pos: 0,
-    };
+    let mut input = Input::new(body);
     let (size, mut out) = decoded_size_hint(&mut input)?;
     let mut prev: Option<Previous> = None;
     // Compressed tags refer to the tags before them in the same block.
@@ -645,6 +665,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
     let mut cell = 0usize;
     while input.pos < body.len() {
         let at = input.pos;
+        input.start_cell(cell);
         let flag = input.byte("flag")?;
         let what = |s: &str| format!("cell {cell} (byte {at}): {s}");
         let (mut key_len, mut value_len) = match &prev {
@@ -652,12 +673,12 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
             None => (0, 0),
         };
         if prev.is_none() || flag & FLAG_SAME_KEY_LENGTH == 0 {
-            key_len = input.compressed_int(&what("key length"))?;
+            key_len = input.compressed_int("key length")?;
         }
         if prev.is_none() || flag & FLAG_SAME_VALUE_LENGTH == 0 {
-            value_len = input.compressed_int(&what("value length"))?;
+            value_len = input.compressed_int("value length")?;
         }
-        let common = input.compressed_int(&what("common prefix length"))?;
+        let common = input.compressed_int("common prefix length")?;
         // A key is rowLength u16, row, familyLength u8, family, qualifier, timestamp, type.
         if key_len < 2 + 1 + 9 {
             return Err(DecodeError::Corrupt(what(&format!(
@@ -669,14 +690,14 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
         let key = out.len();
         let (row_len, family_len) = match &prev {
             None => {
-                out.extend_from_slice(input.take(key_len, &what("key"))?);
+                out.extend_from_slice(input.take(key_len, "key")?);
                 let row_len = usize::from(u16::from_be_bytes([out[key], out[key + 1]]));
                 let family_len = out
                     .get(key + 2 + row_len)
                     .map(|&f| usize::from(f))
                     .filter(|f| 2 + row_len + 1 + f + 9 <= key_len)
                     .ok_or_else(|| what("row and family overrun the key"))?;
-                out.extend_from_slice(input.take(value_len, &what("value"))?);
+                out.extend_from_slice(input.take(value_len, "value")?);
                 (row_len, family_len)
             }
             Some(p) => {
@@ -693,7 +714,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
                     // A new row: its length (if not shared), the rest of it, the file's
                     // family from the previous key, the whole qualifier.
                     if common < 2 {
-                        out.extend_from_slice(input.take(2 - common, &what("row length"))?);
+                        out.extend_from_slice(input.take(2 - common, "row length")?);
                     }
                     row_len = usize::from(u16::from_be_bytes([out[key], out[key + 1]]));
                     let row_have = common.saturating_sub(2);
@@ -702,7 +723,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
                             "common prefix is longer than the row",
                         )));
                     }
-                    out.extend_from_slice(input.take(row_len - row_have, &what("row"))?);
+                    out.extend_from_slice(input.take(row_len - row_have, "row")?);
                     let family = p.key + 2 + p.row_len;
                     out.extend_from_within(family..family + 1 + p.family_len);
                     qualifier_rest = key_len
@@ -717,16 +738,16 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
                     }
                     qualifier_rest = key_len - common - 9;
                 }
-                out.extend_from_slice(input.take(qualifier_rest, &what("qualifier"))?);
+                out.extend_from_slice(input.take(qualifier_rest, "qualifier")?);
                 let shared_ts = usize::from(flag & MASK_TIMESTAMP_LENGTH);
                 let prev_ts = p.key + p.key_len - 9;
                 out.extend_from_within(prev_ts..prev_ts + shared_ts);
-                out.extend_from_slice(input.take(8 - shared_ts, &what("timestamp"))?);
+                out.extend_from_slice(input.take(8 - shared_ts, "timestamp")?);
                 if flag & FLAG_SAME_TYPE != 0 {
                     let t = out[p.key + p.key_len - 1];
                     out.push(t);
                 } else {
-                    out.push(input.byte(&what("type"))?);
+                    out.push(input.byte("type")?);
                 }
                 if out.len() - key != key_len {
                     return Err(DecodeError::Corrupt(what(&format!(
@@ -742,7 +763,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
                     }
                     out.extend_from_within(p.value..p.value + p.value_len);
                 } else {
-                    out.extend_from_slice(input.take(value_len, &what("value"))?);
+                    out.extend_from_slice(input.take(value_len, "value")?);
                 }
                 (row_len, p.family_len)
             }
@@ -753,8 +774,7 @@ fn decode(body: &[u8], layout: CellLayout, tags_compressed: bool) -> Result<Vec<
             tags_compressed,
             &mut dictionary,
             &mut out,
-        )
-        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
+        )?;
         prev = Some(Previous {
             key,
             key_len,

@@ -37,10 +37,7 @@ pub(super) fn decode(
     layout: CellLayout,
     tags_compressed: bool,
 ) -> Result<Vec<u8>, DecodeError> {
-    let mut input = Input {
-        bytes: body,
-        pos: 0,
-    };
+    let mut input = Input::new(body);
     let (size, mut out) = decoded_size_hint(&mut input)?;
     let mut dictionary = TagDictionary::default();
     let mut family: &[u8] = &[];
@@ -54,8 +51,9 @@ pub(super) fn decode(
             family = input.take(1 + len, "family")?;
         }
         let at = input.pos;
+        input.start_cell(cell);
         let what = |s: &str| format!("cell {cell} (byte {at}): {s}");
-        let flag = input.byte(&what("flag"))?;
+        let flag = input.byte("flag")?;
         let same = |bit: u8| flag & bit != 0;
         let first_same = |bit: u8, name: &str| {
             if prev.is_none() && same(bit) {
@@ -72,13 +70,13 @@ pub(super) fn decode(
         first_same(FLAG_TIMESTAMP_IS_DIFF, "timestamp base")?;
         let key_len = match &prev {
             Some(p) if same(FLAG_SAME_KEY_LENGTH) => p.key_len,
-            _ => input.compressed_int(&what("key length"))?,
+            _ => input.compressed_int("key length")?,
         };
         let value_len = match &prev {
             Some(p) if same(FLAG_SAME_VALUE_LENGTH) => p.value_len,
-            _ => input.compressed_int(&what("value length"))?,
+            _ => input.compressed_int("value length")?,
         };
-        let common = input.compressed_int(&what("common prefix length"))?;
+        let common = input.compressed_int("common prefix length")?;
         if key_len < MIN_KEY {
             return Err(DecodeError::Corrupt(what(&format!(
                 "key length {key_len} is too short"
@@ -102,7 +100,7 @@ pub(super) fn decode(
         let qualifier;
         if new_row {
             if common < 2 {
-                out.extend_from_slice(input.take(2 - common, &what("row length"))?);
+                out.extend_from_slice(input.take(2 - common, "row length")?);
             }
             row_len = usize::from(u16::from_be_bytes([out[key], out[key + 1]]));
             let row_have = common.saturating_sub(2);
@@ -111,7 +109,7 @@ pub(super) fn decode(
                     "common prefix is longer than the row",
                 )));
             }
-            out.extend_from_slice(input.take(row_len - row_have, &what("row"))?);
+            out.extend_from_slice(input.take(row_len - row_have, "row")?);
             out.extend_from_slice(family);
             qualifier = key_len
                 .checked_sub(2 + row_len + family.len() + 9)
@@ -120,10 +118,10 @@ pub(super) fn decode(
             row_len = prev.as_ref().map_or(0, |p| p.row_len);
             qualifier = key_len - common - 9;
         }
-        out.extend_from_slice(input.take(qualifier, &what("qualifier"))?);
+        out.extend_from_slice(input.take(qualifier, "qualifier")?);
         let width = usize::from((flag & MASK_TIMESTAMP_LENGTH) >> SHIFT_TIMESTAMP_LENGTH) + 1;
         let mut stored: u64 = 0;
-        for (i, &b) in input.take(width, &what("timestamp"))?.iter().enumerate() {
+        for (i, &b) in input.take(width, "timestamp")?.iter().enumerate() {
             stored |= u64::from(b) << (8 * i);
         }
         let mut value = stored as i64;
@@ -137,7 +135,7 @@ pub(super) fn decode(
         out.extend_from_slice(&timestamp.to_be_bytes());
         let kind = match &prev {
             Some(p) if same(FLAG_SAME_TYPE) => p.kind,
-            _ => input.byte(&what("type"))?,
+            _ => input.byte("type")?,
         };
         out.push(kind);
         if out.len() - key != key_len {
@@ -146,15 +144,14 @@ pub(super) fn decode(
                 out.len() - key
             ))));
         }
-        out.extend_from_slice(input.take(value_len, &what("value"))?);
+        out.extend_from_slice(input.take(value_len, "value")?);
         decode_cell_tail(
             &mut input,
             layout,
             tags_compressed,
             &mut dictionary,
             &mut out,
-        )
-        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
+        )?;
         prev = Some(Previous {
             key,
             key_len,

@@ -17,10 +17,7 @@ pub(super) fn decode(
     layout: CellLayout,
     tags_compressed: bool,
 ) -> Result<Vec<u8>, DecodeError> {
-    let mut input = Input {
-        bytes: body,
-        pos: 0,
-    };
+    let mut input = Input::new(body);
     let (size, mut out) = decoded_size_hint(&mut input)?;
     let mut dictionary = TagDictionary::default();
     // Where the previous key is in `out`, and its length.
@@ -28,10 +25,11 @@ pub(super) fn decode(
     let mut cell = 0usize;
     while input.pos < body.len() {
         let at = input.pos;
+        input.start_cell(cell);
         let what = |s: &str| format!("cell {cell} (byte {at}): {s}");
-        let rest = input.compressed_int(&what("key length"))?;
-        let value_len = input.compressed_int(&what("value length"))?;
-        let common = input.compressed_int(&what("common prefix length"))?;
+        let rest = input.compressed_int("key length")?;
+        let value_len = input.compressed_int("value length")?;
+        let common = input.compressed_int("common prefix length")?;
         let shared = match prev {
             Some((_, prev_len)) => prev_len,
             None => 0,
@@ -51,18 +49,17 @@ pub(super) fn decode(
         if let Some((prev_key, _)) = prev {
             out.extend_from_within(prev_key..prev_key + common);
         }
-        out.extend_from_slice(input.take(rest, &what("key"))?);
+        out.extend_from_slice(input.take(rest, "key")?);
         // Nothing else checks a PREFIX key's parts: the row and family must fit in it.
         KeyRef::parse(&out[key..]).map_err(|e| what(&e.to_string()))?;
-        out.extend_from_slice(input.take(value_len, &what("value"))?);
+        out.extend_from_slice(input.take(value_len, "value")?);
         decode_cell_tail(
             &mut input,
             layout,
             tags_compressed,
             &mut dictionary,
             &mut out,
-        )
-        .map_err(|e| DecodeError::Corrupt(what(&e)))?;
+        )?;
         prev = Some((key, key_len));
         cell += 1;
     }
