@@ -49,6 +49,6 @@ pub use lru::LruBlockCache;
 #[cfg(not(loom))]
 pub use persistence::RestoreReport;
 #[cfg(not(loom))]
-pub use source::{without_caching_data_blocks, CachedBlockSource};
+pub use source::CachedBlockSource;
 #[cfg(not(loom))]
 pub use stats::{CacheStats, StripedCounter};

@@ -1,33 +1,12 @@
 //! The cache as the HFile reader's block source: a hit returns the cached block (no read, no
 //! copy); a miss reads through the file's own source and caches the block.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
-use cairn_hfile::{Block, BlockPurpose, BlockSource, Result};
+use cairn_hfile::{Block, BlockPurpose, BlockReadOptions, BlockSource, Result};
 
 use crate::combined::CombinedBlockCache;
 use crate::key::{file_id, BlockCacheKey};
-
-thread_local! {
-    /// Set while a read that asked not to cache its blocks runs on this thread.
-    static SKIP_DATA_CACHING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with data blocks read on this thread served from the cache when they are there but
-/// not added to it on a miss (HBase's `Scan.setCacheBlocks(false)` / `Get.setCacheBlocks`:
-/// a large scan does not push the working set out). Index and Bloom blocks are still cached,
-/// as in HBase. Nests: the previous setting is restored when `f` returns or unwinds.
-pub fn without_caching_data_blocks<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SKIP_DATA_CACHING.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(SKIP_DATA_CACHING.with(|c| c.replace(true)));
-    f()
-}
 
 /// Reads blocks of one file through the cache.
 pub struct CachedBlockSource {
@@ -69,7 +48,12 @@ impl CachedBlockSource {
 
 impl BlockSource for CachedBlockSource {
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
-        self.read_block_for(offset, on_disk_size, BlockPurpose::Seek)
+        self.read_block_for(
+            offset,
+            on_disk_size,
+            BlockPurpose::Seek,
+            BlockReadOptions::default(),
+        )
     }
 
     fn read_cached(&self, offset: u64) -> Option<Block> {
@@ -84,6 +68,7 @@ impl BlockSource for CachedBlockSource {
         offset: u64,
         on_disk_size: Option<u64>,
         purpose: BlockPurpose,
+        options: BlockReadOptions,
     ) -> Result<Block> {
         let key = BlockCacheKey {
             file: self.file,
@@ -95,8 +80,9 @@ impl BlockSource for CachedBlockSource {
         {
             return Ok(b);
         }
-        let skip = purpose != BlockPurpose::Index && SKIP_DATA_CACHING.with(Cell::get);
-        let cache = self.cache_on_read && !skip;
+        // HBase's `cacheBlocks = false` leaves data blocks out; index and Bloom blocks are
+        // cached whatever the read asked.
+        let cache = self.cache_on_read && (options.fill_cache || purpose == BlockPurpose::Index);
         // A data block that stays cached gets its cell index whoever reads it first: a scan
         // does not need one, but the gets that come to the block later would walk its cells
         // for as long as it stays in the cache.
@@ -105,7 +91,9 @@ impl BlockSource for CachedBlockSource {
         } else {
             purpose
         };
-        let b = self.inner.read_block_for(offset, on_disk_size, read_for)?;
+        let b = self
+            .inner
+            .read_block_for(offset, on_disk_size, read_for, options)?;
         if cache {
             self.cache.cache_block(key, b.clone(), self.in_memory);
         }

@@ -9,7 +9,8 @@ use bytes::Bytes;
 use cairn_blockcache::*;
 use cairn_checksum::ChecksumType;
 use cairn_hfile::{
-    Block, BlockHeader, BlockType, HFileReader, HFileWriter, KeyValue, ReaderOptions, WriterOptions,
+    Block, BlockHeader, BlockReadOptions, BlockType, HFileReader, HFileWriter, KeyValue,
+    ReaderOptions, WriterOptions,
 };
 
 /// A block whose every byte is derived from its key, so a block served under the wrong key
@@ -482,8 +483,8 @@ fn blocks_a_scan_caches_are_indexed_for_later_gets() {
     let r = HFileReader::open(&path, ReaderOptions::default())
         .unwrap()
         .with_block_source(move |file| Arc::new(CachedBlockSource::new(c2, "t.hfile", file)));
-    let scan_all = || {
-        let mut s = r.scanner();
+    let scan_all = |options: BlockReadOptions| {
+        let mut s = r.scanner().with_options(options);
         let mut n = 0;
         let mut more = s.seek_to_first().unwrap();
         while more {
@@ -494,11 +495,11 @@ fn blocks_a_scan_caches_are_indexed_for_later_gets() {
     };
     let data_blocks = || cache.stats().1.unwrap().block_count;
 
-    assert_eq!(without_caching_data_blocks(scan_all), cells.len());
+    assert_eq!(scan_all(BlockReadOptions::NO_FILL), cells.len());
     cache.l2().unwrap().wait_for_writes();
     assert_eq!(data_blocks(), 0);
 
-    assert_eq!(scan_all(), cells.len());
+    assert_eq!(scan_all(BlockReadOptions::default()), cells.len());
     cache.l2().unwrap().wait_for_writes();
     assert!(data_blocks() > 10, "{}", data_blocks());
     first_block_cached_with_index(&cache, &r);

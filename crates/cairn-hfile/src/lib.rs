@@ -39,7 +39,9 @@ pub use compression::{Compression, ZstdFraming};
 pub use error::{HFileError, Result};
 pub use reader::{HFileReader, LoadOnOpenBlock, ReaderOptions};
 pub use scanner::{HFileScanner, ScannerOver, SharedHFileScanner};
-pub use source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
+pub use source::{
+    BlockPurpose, BlockReadOptions, BlockSource, FileBlockSource, LocalFile, RawSource,
+};
 pub use writer::{midpoint_key, FileSummary, HFileWriter, WriterOptions};
 
 static CHECKSUM_FAILURES: AtomicU64 = AtomicU64::new(0);

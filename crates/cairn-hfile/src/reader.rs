@@ -15,7 +15,9 @@ use crate::encoding::DataBlockEncoding;
 use crate::error::{HFileError, Result};
 use crate::file_info::{keys, FileInfo};
 use crate::scanner::{HFileScanner, SharedHFileScanner};
-use crate::source::{BlockPurpose, BlockSource, FileBlockSource, LocalFile, RawSource};
+use crate::source::{
+    BlockPurpose, BlockReadOptions, BlockSource, FileBlockSource, LocalFile, RawSource,
+};
 use crate::trailer::{Trailer, TRAILER_SIZE};
 
 /// How a file is opened.
@@ -399,18 +401,19 @@ impl HFileReader {
         } else {
             BlockPurpose::Index
         };
-        self.read_block_for(offset, size, expected, purpose)
+        self.read_block_for(offset, size, expected, purpose, BlockReadOptions::default())
     }
 
-    /// [`read_block`](Self::read_block) for a given purpose.
+    /// [`read_block`](Self::read_block) for a given purpose, with a read's options.
     pub(crate) fn read_block_for(
         &self,
         offset: u64,
         size: Option<u64>,
         expected: &[BlockType],
         purpose: BlockPurpose,
+        options: BlockReadOptions,
     ) -> Result<Block> {
-        let b = self.source.read_block_for(offset, size, purpose)?;
+        let b = self.source.read_block_for(offset, size, purpose, options)?;
         if !expected.contains(&b.block_type()) {
             return Err(HFileError::block(
                 &self.path,
@@ -496,6 +499,11 @@ impl HFileReader {
     /// A scanner that keeps the reader alive by itself.
     pub fn shared_scanner(self: &Arc<Self>) -> SharedHFileScanner {
         SharedHFileScanner::new(self.clone())
+    }
+
+    /// [`shared_scanner`](Self::shared_scanner) that reads its data blocks with `options`.
+    pub fn shared_scanner_with(self: &Arc<Self>, options: BlockReadOptions) -> SharedHFileScanner {
+        SharedHFileScanner::new(self.clone()).with_options(options)
     }
 
     /// The newest cell of a column, if the file has one (whatever its type), copied out;

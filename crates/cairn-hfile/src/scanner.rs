@@ -9,7 +9,7 @@ use crate::block_type::BlockType;
 use crate::cell::{compare_keys, CellRef, KeyRef};
 use crate::error::{HFileError, Result};
 use crate::reader::HFileReader;
-use crate::source::BlockPurpose;
+use crate::source::{BlockPurpose, BlockReadOptions};
 
 /// A position among an HFile's cells. Cells it hands out borrow from the current block,
 /// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
@@ -31,6 +31,8 @@ pub struct ScannerOver<R: Deref<Target = HFileReader>> {
     /// Start of the current cell in the block body, and of the next one.
     pos: usize,
     next_pos: usize,
+    /// How this scanner's data blocks are read (whether they fill the cache).
+    options: BlockReadOptions,
 }
 
 /// A scanner that borrows its reader.
@@ -48,7 +50,14 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             block: None,
             pos: 0,
             next_pos: 0,
+            options: BlockReadOptions::default(),
         }
+    }
+
+    /// The same scanner reading its data blocks with `options`.
+    pub fn with_options(mut self, options: BlockReadOptions) -> ScannerOver<R> {
+        self.options = options;
+        self
     }
 
     /// The reader this scanner walks.
@@ -322,6 +331,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
                     BlockType::EncodedData,
                 ],
                 BlockPurpose::Scan,
+                self.options,
             )?;
             match b.block_type() {
                 BlockType::Data => return self.set_block(b),
@@ -347,9 +357,9 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         size: Option<u64>,
         purpose: BlockPurpose,
     ) -> Result<bool> {
-        let b = self
-            .reader
-            .read_block_for(offset, size, &[BlockType::Data], purpose)?;
+        let b =
+            self.reader
+                .read_block_for(offset, size, &[BlockType::Data], purpose, self.options)?;
         self.set_block(b)
     }
 
@@ -364,8 +374,13 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     }
 
     fn data_block_for_seek(&self, offset: u64, size: Option<u64>) -> Result<Block> {
-        self.reader
-            .read_block_for(offset, size, &[BlockType::Data], BlockPurpose::Seek)
+        self.reader.read_block_for(
+            offset,
+            size,
+            &[BlockType::Data],
+            BlockPurpose::Seek,
+            self.options,
+        )
     }
 
     /// Holds `b` before its first cell, unparsed: a seek inside it finds and parses its own

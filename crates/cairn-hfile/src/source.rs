@@ -26,6 +26,29 @@ pub enum BlockPurpose {
     Scan,
 }
 
+/// What one read asks of the blocks it reads, carried by value from the request down to the
+/// block source (as RocksDB's `ReadOptions` reach its block reader): a scanner holds one and
+/// passes it with every block it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockReadOptions {
+    /// Whether a data block read from the file is added to a block cache under the source
+    /// (HBase's `Scan.setCacheBlocks` / `Get.setCacheBlocks`, RocksDB's `fill_cache`). A block
+    /// already cached is served from the cache either way; index and Bloom blocks are cached
+    /// regardless, as in HBase.
+    pub fill_cache: bool,
+}
+
+impl Default for BlockReadOptions {
+    fn default() -> Self {
+        BlockReadOptions { fill_cache: true }
+    }
+}
+
+impl BlockReadOptions {
+    /// Options for a read that leaves the cache as it found it (a large scan, a compaction).
+    pub const NO_FILL: BlockReadOptions = BlockReadOptions { fill_cache: false };
+}
+
 /// Verified, decompressed blocks by offset.
 pub trait BlockSource: Send + Sync {
     /// The block at `offset`; `on_disk_size` (header, body and checksums) when the caller
@@ -38,15 +61,17 @@ pub trait BlockSource: Send + Sync {
         None
     }
 
-    /// [`read_block`](Self::read_block) for a known purpose: a cache looks in the likelier
-    /// level first, and a file source builds a data block's cell index only for seeks.
+    /// [`read_block`](Self::read_block) for a known purpose and with a read's options: a
+    /// cache looks in the likelier level first and fills itself only when `options` say so,
+    /// and a file source builds a data block's cell index only for seeks.
     fn read_block_for(
         &self,
         offset: u64,
         on_disk_size: Option<u64>,
         purpose: BlockPurpose,
+        options: BlockReadOptions,
     ) -> Result<Block> {
-        let _ = purpose;
+        let _ = (purpose, options);
         self.read_block(offset, on_disk_size)
     }
 }
@@ -176,7 +201,12 @@ impl FileBlockSource {
 
 impl BlockSource for FileBlockSource {
     fn read_block(&self, offset: u64, on_disk_size: Option<u64>) -> Result<Block> {
-        self.read_block_for(offset, on_disk_size, BlockPurpose::Seek)
+        self.read_block_for(
+            offset,
+            on_disk_size,
+            BlockPurpose::Seek,
+            BlockReadOptions::default(),
+        )
     }
 
     fn read_block_for(
@@ -184,6 +214,7 @@ impl BlockSource for FileBlockSource {
         offset: u64,
         on_disk_size: Option<u64>,
         purpose: BlockPurpose,
+        _options: BlockReadOptions,
     ) -> Result<Block> {
         if let Some(checked) = self.checked.as_ref().filter(|_| self.use_checked()) {
             return self.read_from(&**checked, offset, on_disk_size, purpose);

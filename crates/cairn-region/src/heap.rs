@@ -57,7 +57,12 @@ pub struct StoreFileScanner {
 }
 
 impl StoreFileScanner {
-    pub fn new(reader: &Arc<HFileReader>, read_point: u64) -> StoreFileScanner {
+    /// A scanner of `reader`'s cells visible at `read_point`, reading blocks with `options`.
+    pub fn new(
+        reader: &Arc<HFileReader>,
+        read_point: u64,
+        options: cairn_hfile::BlockReadOptions,
+    ) -> StoreFileScanner {
         let may_hide = if reader.cell_layout().mvcc {
             reader
                 .file_info()
@@ -68,7 +73,7 @@ impl StoreFileScanner {
             false
         };
         StoreFileScanner {
-            inner: reader.shared_scanner(),
+            inner: reader.shared_scanner_with(options),
             exhausted: true,
             read_point,
             may_hide,
@@ -365,7 +370,11 @@ mod tests {
             (6, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
             (u64::MAX, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
         ] {
-            let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(&reader, read_point));
+            let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(
+                &reader,
+                read_point,
+                Default::default(),
+            ));
             assert_eq!(
                 rows(&mut KeyValueHeap::new(vec![s])),
                 want,
@@ -378,7 +387,8 @@ mod tests {
     fn cells_stored_without_sequence_ids_are_seen_at_every_read_point() {
         let dir = tempfile::tempdir().unwrap();
         let reader = file(dir.path(), false);
-        let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(&reader, 0));
+        let s: Box<dyn CellScanner> =
+            Box::new(StoreFileScanner::new(&reader, 0, Default::default()));
         assert_eq!(rows(&mut KeyValueHeap::new(vec![s])).len(), 6);
     }
 
@@ -387,15 +397,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (file(dir.path(), true), file(dir.path(), false));
         let two: Vec<Box<dyn CellScanner>> = vec![
-            Box::new(StoreFileScanner::new(&a, 2)),
-            Box::new(StoreFileScanner::new(&b, 0)),
+            Box::new(StoreFileScanner::new(&a, 2, Default::default())),
+            Box::new(StoreFileScanner::new(&b, 0, Default::default())),
         ];
         let mut heap = KeyValueHeap::new(two);
         assert_eq!(
             rows(&mut heap),
             ["r0", "r0", "r1", "r1", "r2", "r3", "r4", "r5"]
         );
-        let one: Vec<Box<dyn CellScanner>> = vec![Box::new(StoreFileScanner::new(&a, 1))];
+        let one: Vec<Box<dyn CellScanner>> =
+            vec![Box::new(StoreFileScanner::new(&a, 1, Default::default()))];
         let mut heap = KeyValueHeap::new(one);
         assert_eq!(rows(&mut heap), ["r0"]);
         assert!(heap.peek().is_none());

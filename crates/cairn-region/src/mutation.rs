@@ -7,6 +7,7 @@ use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
 use cairn_wal::Durability;
 
 use crate::matcher::TimeRange;
+use crate::read_options::ReadOptions;
 
 /// One column of a put: family, qualifier, timestamp (`LATEST_TIMESTAMP` = the server's
 /// clock), value.
@@ -201,50 +202,59 @@ fn add_column(columns: &mut Columns, family: &[u8], qualifier: &[u8]) {
     }
 }
 
-/// A read of one row.
+/// A read of one row: a one-row [`Scan`] with the same [`ReadOptions`] (HBase runs gets as
+/// one-row scans, and so does cairn).
 #[derive(Debug)]
 pub struct Get {
+    /// The row.
     pub row: Vec<u8>,
+    /// Which families and columns (empty = all).
     pub columns: Columns,
-    pub max_versions: u32,
-    pub time_range: TimeRange,
-    pub filter: Option<Box<dyn Filter>>,
-    pub cache_blocks: bool,
+    /// Versions, time range, filter, read point, whether to fill the block cache.
+    pub options: ReadOptions,
 }
 
 impl Get {
+    /// Every column of `row`, newest version.
     pub fn new(row: impl AsRef<[u8]>) -> Get {
         Get {
             row: row.as_ref().to_vec(),
             columns: Columns::new(),
-            max_versions: 1,
-            time_range: TimeRange::default(),
-            filter: None,
-            cache_blocks: true,
+            options: ReadOptions::default(),
         }
     }
+    /// Adds a whole family (HBase's `addFamily`).
     pub fn family(mut self, f: impl AsRef<[u8]>) -> Get {
         add_family(&mut self.columns, f.as_ref());
         self
     }
+    /// Adds one column (HBase's `addColumn`).
     pub fn column(mut self, f: impl AsRef<[u8]>, q: impl AsRef<[u8]>) -> Get {
         add_column(&mut self.columns, f.as_ref(), q.as_ref());
         self
     }
+    /// Up to `n` versions per column (HBase's `readVersions`).
     pub fn versions(mut self, n: u32) -> Get {
-        self.max_versions = n;
+        self.options.max_versions = n;
         self
     }
+    /// Only cells whose timestamps fall in `tr`.
     pub fn time_range(mut self, tr: TimeRange) -> Get {
-        self.time_range = tr;
+        self.options.time_range = tr;
         self
     }
+    /// Applies HBase's filter `f`.
     pub fn filter(mut self, f: Box<dyn Filter>) -> Get {
-        self.filter = Some(f);
+        self.options.filter = Some(f);
+        self
+    }
+    /// Whether data blocks read fill the block cache (HBase's `setCacheBlocks`).
+    pub fn cache_blocks(mut self, on: bool) -> Get {
+        self.options.cache_blocks = on;
         self
     }
 
-    /// The scan this get is (HBase runs gets as one-row scans).
+    /// The scan this get is: the same options, over one row.
     pub fn into_scan(self) -> Scan {
         let mut stop = self.row.clone();
         stop.push(0);
@@ -252,9 +262,7 @@ impl Get {
             start_row: self.row,
             stop_row: stop,
             columns: self.columns,
-            max_versions: self.max_versions,
-            time_range: self.time_range,
-            filter: self.filter,
+            options: self.options,
             single_row: true,
             ..Scan::new()
         }
@@ -268,20 +276,15 @@ pub struct Scan {
     pub start_row: Vec<u8>,
     /// Exclusive; empty = to the last row.
     pub stop_row: Vec<u8>,
+    /// Rows from last to first: `start_row` is then the first row returned (inclusive) and
+    /// `stop_row` the exclusive lower bound, as in HBase.
     pub reversed: bool,
+    /// Which families and columns (empty = all).
     pub columns: Columns,
-    pub max_versions: u32,
-    pub time_range: TimeRange,
     /// Rows fetched per round trip (used by servers; the embedded scanner streams).
     pub caching: usize,
-    /// At most this many cells per result; a wider row comes back in parts (0 = no limit).
-    pub batch: usize,
-    pub filter: Option<Box<dyn Filter>>,
-    /// Return delete markers and masked cells too.
-    pub raw: bool,
-    /// At most this many rows (0 = no limit).
-    pub limit: usize,
-    pub cache_blocks: bool,
+    /// Versions, time range, filter, limits, read point, whether to fill the block cache.
+    pub options: ReadOptions,
     pub(crate) single_row: bool,
 }
 
@@ -292,23 +295,19 @@ impl Default for Scan {
 }
 
 impl Scan {
+    /// Every row, every column, newest versions.
     pub fn new() -> Scan {
         Scan {
             start_row: Vec::new(),
             stop_row: Vec::new(),
             reversed: false,
             columns: Columns::new(),
-            max_versions: 1,
-            time_range: TimeRange::default(),
             caching: 100,
-            batch: 0,
-            filter: None,
-            raw: false,
-            limit: 0,
-            cache_blocks: true,
+            options: ReadOptions::default(),
             single_row: false,
         }
     }
+    /// Rows in `[start, stop)`.
     pub fn range(mut self, start: impl AsRef<[u8]>, stop: impl AsRef<[u8]>) -> Scan {
         self.start_row = start.as_ref().to_vec();
         self.stop_row = stop.as_ref().to_vec();
@@ -321,41 +320,68 @@ impl Scan {
         self.stop_row = prefix_stop(p);
         self
     }
+    /// Rows from last to first (HBase's `setReversed`).
     pub fn reversed(mut self, on: bool) -> Scan {
         self.reversed = on;
         self
     }
+    /// Adds a whole family (HBase's `addFamily`).
     pub fn family(mut self, f: impl AsRef<[u8]>) -> Scan {
         add_family(&mut self.columns, f.as_ref());
         self
     }
+    /// Adds one column (HBase's `addColumn`).
     pub fn column(mut self, f: impl AsRef<[u8]>, q: impl AsRef<[u8]>) -> Scan {
         add_column(&mut self.columns, f.as_ref(), q.as_ref());
         self
     }
+    /// Up to `n` versions per column (HBase's `readVersions`).
     pub fn versions(mut self, n: u32) -> Scan {
-        self.max_versions = n;
+        self.options.max_versions = n;
         self
     }
+    /// Only cells whose timestamps fall in `tr`.
     pub fn time_range(mut self, tr: TimeRange) -> Scan {
-        self.time_range = tr;
+        self.options.time_range = tr;
         self
     }
+    /// At most `n` cells per result (HBase's `setBatch`).
     pub fn batch(mut self, n: usize) -> Scan {
-        self.batch = n;
+        self.options.batch = n;
         self
     }
+    /// At most `n` rows (HBase's `setLimit`).
     pub fn limit(mut self, n: usize) -> Scan {
-        self.limit = n;
+        self.options.limit = n;
         self
     }
+    /// Delete markers and masked cells too (HBase's `setRaw`).
     pub fn raw(mut self, on: bool) -> Scan {
-        self.raw = on;
+        self.options.raw = on;
         self
     }
+    /// Applies HBase's filter `f`.
     pub fn filter(mut self, f: Box<dyn Filter>) -> Scan {
-        self.filter = Some(f);
+        self.options.filter = Some(f);
         self
+    }
+    /// Whether data blocks read fill the block cache (HBase's `setCacheBlocks`).
+    pub fn cache_blocks(mut self, on: bool) -> Scan {
+        self.options.cache_blocks = on;
+        self
+    }
+
+    /// The same scan with no filter (the filter, which has state, moves separately).
+    pub(crate) fn clone_without_filter(&self) -> Scan {
+        Scan {
+            start_row: self.start_row.clone(),
+            stop_row: self.stop_row.clone(),
+            reversed: self.reversed,
+            columns: self.columns.clone(),
+            caching: self.caching,
+            options: self.options.clone_without_filter(),
+            single_row: self.single_row,
+        }
     }
 }
 
@@ -391,26 +417,5 @@ impl Increment {
         self.columns
             .push((f.as_ref().to_vec(), q.as_ref().to_vec(), amount));
         self
-    }
-}
-
-impl Scan {
-    /// The same scan with no filter (the filter, which has state, moves separately).
-    pub(crate) fn clone_without_filter(&self) -> Scan {
-        Scan {
-            start_row: self.start_row.clone(),
-            stop_row: self.stop_row.clone(),
-            reversed: self.reversed,
-            columns: self.columns.clone(),
-            max_versions: self.max_versions,
-            time_range: self.time_range,
-            caching: self.caching,
-            batch: self.batch,
-            filter: None,
-            raw: self.raw,
-            limit: self.limit,
-            cache_blocks: self.cache_blocks,
-            single_row: self.single_row,
-        }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use cairn_blockcache::CombinedBlockCache;
 use cairn_fs::{FileSystem, LocalFileSystem};
 use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
-use cairn_hfile::KeyValue;
+use cairn_hfile::{BlockReadOptions, KeyValue};
 use cairn_wal::{Durability, Wal, WalEdit};
 use parking_lot::{Mutex, RwLock};
 
@@ -23,7 +23,7 @@ use crate::metrics::RegionMetrics;
 use crate::mutation::{Delete, Get, Increment, Put, Scan};
 use crate::mvcc::Mvcc;
 use crate::scanner::{ReadPointGuard, ReadPoints, RegionScanner, ScannerParts};
-use crate::store::{now_ms, CompactionOutcome, Store, Throttle};
+use crate::store::{now_ms, CompactionOutcome, Store, StoreRead, Throttle};
 
 const ROW_LOCK_STRIPES: usize = 256;
 
@@ -567,13 +567,13 @@ impl Region {
         Ok(matches)
     }
 
-    /// One row's cells.
+    /// One row's cells: a one-row read through the scanner every read uses.
     pub fn get(&self, get: Get) -> Result<Vec<KeyValue>> {
         self.check_row(&get.row)?;
         self.check_open()?;
         // The get is over before this returns: its registration and the scanner borrow
         // from the region instead of sharing it (reference counts other cores also touch).
-        let rp = self.mvcc.read_point();
+        let rp = get.options.read_point_within(self.mvcc.read_point());
         let _hold = self.read_points.hold(rp);
         let mut s = self.scanner_at(get.into_scan(), rp, None, false)?;
         let row = s.next_row()?.unwrap_or_default();
@@ -586,18 +586,12 @@ impl Region {
         Ok(row)
     }
 
-    /// Several rows in one pass: the batch is walked in key order over one set of
+    /// A batch of one-row reads in one pass: the rows are read in key order over one set of
     /// scanners, so neighbouring rows share block reads. Results come back in the order of
-    /// `gets`.
+    /// `gets`. Each get keeps its own columns, versions, time range and filter; the batch
+    /// reads at one read point (the oldest any get asks for) and fills the block cache
+    /// unless every get asked it not to.
     pub fn get_many(&self, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
-        // A batch caches the blocks it reads unless every get in it asked not to.
-        if gets.iter().all(|g| !g.cache_blocks) && !gets.is_empty() {
-            return cairn_blockcache::without_caching_data_blocks(|| self.get_many_inner(gets));
-        }
-        self.get_many_inner(gets)
-    }
-
-    fn get_many_inner(&self, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
         self.check_open()?;
         let mut order: Vec<usize> = (0..gets.len()).collect();
         order.sort_by(|&a, &b| gets[a].row.cmp(&gets[b].row));
@@ -607,11 +601,23 @@ impl Region {
                 self.check_family(f)?;
             }
         }
-        let rp = self.mvcc.read_point();
+        let current = self.mvcc.read_point();
+        let rp = gets
+            .iter()
+            .map(|g| g.options.read_point_within(current))
+            .min()
+            .unwrap_or(current);
+        let block_options = BlockReadOptions {
+            fill_cache: gets.iter().any(|g| g.options.cache_blocks),
+        };
         let _hold = self.read_points.hold(rp);
         let mut scanners: Vec<Box<dyn CellScanner>> = Vec::new();
         for s in self.stores.values() {
-            scanners.extend(s.scanners(rp, Default::default(), None, None, i64::MIN)?);
+            scanners.extend(s.scanners(&StoreRead {
+                read_point: rp,
+                block_options,
+                ..StoreRead::default()
+            })?);
         }
         let mut heap = KeyValueHeap::new(scanners);
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
@@ -624,8 +630,6 @@ impl Region {
         for i in order {
             let g = gets[i].take().expect("each get once");
             let row = g.row.clone();
-            let scan = g.into_scan();
-            let matcher = self.matcher_for(&scan, rp, now)?;
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
             let key = cairn_hfile::cell::first_on_row(&row)?;
@@ -635,21 +639,9 @@ impl Region {
             } else {
                 heap.reseek_far(&key)?;
             }
-            last_row = Some(row.clone());
-            let mut one = RegionScanner::new(ScannerParts {
-                heap,
-                matcher,
-                filter: scan.filter,
-                start_row: row.clone(),
-                stop_row: scan.stop_row,
-                reversed: false,
-                batch: 0,
-                limit: 0,
-                single_row: true,
-                // The batch's registration above covers every get in it.
-                guard: None,
-                metrics: Some(self.metrics.clone()),
-            });
+            last_row = Some(row);
+            // The batch's registration above covers every get in it.
+            let mut one = self.row_scanner(heap, g.into_scan(), rp, now, None, true)?;
             one.mark_started();
             results[i] = one.next_row()?.unwrap_or_default();
             heap = one.into_heap();
@@ -684,24 +676,25 @@ impl Region {
             }
         }
         Ok(Matcher::new(
-            if scan.raw {
+            if scan.options.raw {
                 MatchMode::Raw
             } else {
                 MatchMode::User
             },
             &fams,
-            scan.time_range,
-            scan.max_versions,
-            scan.filter.is_some(),
+            scan.options.time_range,
+            scan.options.max_versions,
+            scan.options.filter.is_some(),
             read_point,
             now,
         ))
     }
 
-    /// A scanner over a consistent snapshot: the read point is fixed now.
+    /// A scanner over a consistent snapshot: the read point is fixed now (or is the one the
+    /// scan's options name).
     pub fn scanner(&self, scan: Scan) -> Result<RegionScanner> {
         self.check_open()?;
-        let rp = self.mvcc.read_point();
+        let rp = scan.options.read_point_within(self.mvcc.read_point());
         let guard = self.read_points.register(rp);
         self.scanner_at(scan, rp, Some(guard), true)
     }
@@ -711,16 +704,12 @@ impl Region {
     /// region's counter itself.
     fn scanner_at(
         &self,
-        mut scan: Scan,
+        scan: Scan,
         rp: u64,
         guard: Option<ReadPointGuard>,
         metrics: bool,
     ) -> Result<RegionScanner> {
-        if let Some(f) = scan.filter.as_deref_mut() {
-            f.set_reversed(scan.reversed);
-        }
         let now = self.ttl_clock();
-        let matcher = self.matcher_for(&scan, rp, now)?;
         let single = scan.single_row.then_some(scan.start_row.as_slice());
         let mut scanners: Vec<Box<dyn CellScanner>> = Vec::new();
         for (name, s) in &self.stores {
@@ -732,15 +721,41 @@ impl Region {
                     Some(c) => Some(c.as_deref()),
                 }
             };
-            let oldest = match s.family.ttl_ms() {
-                Some(ttl) if s.family.min_versions == 0 && !scan.raw => now - ttl,
+            let oldest_unexpired = match s.family.ttl_ms() {
+                Some(ttl) if s.family.min_versions == 0 && !scan.options.raw => now - ttl,
                 _ => i64::MIN,
             };
-            scanners.extend(s.scanners(rp, scan.time_range, single, cols.flatten(), oldest)?);
+            scanners.extend(s.scanners(&StoreRead {
+                read_point: rp,
+                time_range: scan.options.time_range,
+                row: single,
+                columns: cols.flatten(),
+                oldest_unexpired,
+                block_options: scan.options.block_options(),
+            })?);
         }
-        let heap = KeyValueHeap::new(scanners);
-        // Clip the scan to the region.
-        let (mut start, mut stop) = (scan.start_row.clone(), scan.stop_row.clone());
+        self.metrics
+            .read_request_count
+            .fetch_add(1, Ordering::Relaxed);
+        self.row_scanner(KeyValueHeap::new(scanners), scan, rp, now, guard, metrics)
+    }
+
+    /// The region scanner of `scan` over `heap`: the scan clipped to the region, its matcher
+    /// and filter. Gets, batches of gets and scans all read through it.
+    fn row_scanner(
+        &self,
+        heap: KeyValueHeap<'static>,
+        mut scan: Scan,
+        rp: u64,
+        now: i64,
+        guard: Option<ReadPointGuard>,
+        metrics: bool,
+    ) -> Result<RegionScanner> {
+        if let Some(f) = scan.options.filter.as_deref_mut() {
+            f.set_reversed(scan.reversed);
+        }
+        let matcher = self.matcher_for(&scan, rp, now)?;
+        let (mut start, mut stop) = (scan.start_row, scan.stop_row);
         if !scan.reversed {
             if start.as_slice() < self.info.start_key.as_slice() {
                 start = self.info.start_key.clone();
@@ -749,25 +764,19 @@ impl Region {
                 stop = self.info.end_key.clone();
             }
         }
-        self.metrics
-            .read_request_count
-            .fetch_add(1, Ordering::Relaxed);
-        let cache_blocks = scan.cache_blocks;
-        let mut scanner = RegionScanner::new(ScannerParts {
+        Ok(RegionScanner::new(ScannerParts {
             heap,
             matcher,
-            filter: scan.filter,
+            filter: scan.options.filter,
             start_row: start,
             stop_row: stop,
             reversed: scan.reversed,
-            batch: scan.batch,
-            limit: scan.limit,
+            batch: scan.options.batch,
+            limit: scan.options.limit,
             single_row: scan.single_row,
             guard,
             metrics: metrics.then(|| self.metrics.clone()),
-        });
-        scanner.set_cache_blocks(cache_blocks);
-        Ok(scanner)
+        }))
     }
 
     /// Replays a recovered WAL edit: cells already in a store file are skipped.

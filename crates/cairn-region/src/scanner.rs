@@ -139,8 +139,6 @@ pub struct RegionScanner {
     filtered_rows: u64,
     /// The row being assembled, kept to reuse its allocation from row to row.
     row: Vec<u8>,
-    /// `Scan.cache_blocks`: false reads data blocks without adding them to the block cache.
-    cache_blocks: bool,
     /// `None` when the caller holds the registration (a multi-get's batch).
     _guard: Option<ReadPointGuard>,
 }
@@ -179,7 +177,6 @@ impl RegionScanner {
             metrics: p.metrics,
             filtered_rows: 0,
             row: Vec::new(),
-            cache_blocks: true,
             _guard: p.guard,
         }
     }
@@ -204,18 +201,9 @@ impl RegionScanner {
         std::mem::take(&mut self.filtered_rows)
     }
 
-    /// Reads data blocks without caching them (`Scan.cache_blocks = false`).
-    pub(crate) fn set_cache_blocks(&mut self, on: bool) {
-        self.cache_blocks = on;
-    }
-
     /// The next row (or part of one, with a batch limit); `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Vec<KeyValue>>> {
-        let r = if self.cache_blocks {
-            self.next_row_inner()
-        } else {
-            cairn_blockcache::without_caching_data_blocks(|| self.next_row_inner())
-        };
+        let r = self.next_row_inner();
         if self.filtered_rows > 0 {
             if let Some(m) = &self.metrics {
                 m.filtered_read_request_count

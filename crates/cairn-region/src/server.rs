@@ -165,19 +165,26 @@ impl Table {
         self.enabled.load(Ordering::Acquire)
     }
 
+    /// The region holding `row`.
     #[inline]
     pub fn region_for(&self, row: &[u8]) -> &Arc<Region> {
+        &self.regions[self.region_index(row)]
+    }
+
+    /// Where the region holding `row` is in [`regions`](Self::regions): the last one whose
+    /// start key is ≤ `row` (a region's start key is inclusive, its end key exclusive). The
+    /// one router from row to region: gets, batches, scans and mutations all ask it.
+    #[inline]
+    pub fn region_index(&self, row: &[u8]) -> usize {
         if self.regions.len() == 1 {
-            return &self.regions[0];
+            return 0;
         }
-        let i = self
-            .regions
+        self.regions
             .partition_point(|r| {
                 cairn_hfile::cell::compare_bytes(&r.info.start_key, row)
                     != std::cmp::Ordering::Greater
             })
-            .saturating_sub(1);
-        &self.regions[i]
+            .saturating_sub(1)
     }
 }
 
@@ -595,11 +602,7 @@ impl RegionServer {
         let n = gets.len();
         let mut groups: BTreeMap<usize, (Vec<usize>, Vec<Get>)> = BTreeMap::new();
         for (i, g) in gets.into_iter().enumerate() {
-            let r = t
-                .regions
-                .partition_point(|r| r.info.start_key.as_slice() <= g.row.as_slice())
-                .saturating_sub(1);
-            let e = groups.entry(r).or_default();
+            let e = groups.entry(t.region_index(&g.row)).or_default();
             e.0.push(i);
             e.1.push(g);
         }
@@ -815,24 +818,14 @@ pub struct TableScanner {
 impl TableScanner {
     fn new(table: Arc<Table>, mut scan: Scan) -> Result<TableScanner> {
         let template = scan.clone_without_filter();
-        let region = if scan.reversed {
-            if scan.start_row.is_empty() {
-                table.regions.len() - 1
-            } else {
-                table
-                    .regions
-                    .partition_point(|r| r.info.start_key <= scan.start_row)
-                    .saturating_sub(1)
-            }
+        let region = if scan.reversed && scan.start_row.is_empty() {
+            table.regions.len() - 1
         } else {
-            table
-                .regions
-                .partition_point(|r| r.info.start_key <= scan.start_row)
-                .saturating_sub(1)
+            table.region_index(&scan.start_row)
         };
-        let filter = scan.filter.take();
+        let filter = scan.options.filter.take();
         let mut first = template.clone_without_filter();
-        first.filter = filter;
+        first.options.filter = filter;
         let current = Some(table.regions[region].scanner(first)?);
         Ok(TableScanner {
             table,
@@ -886,13 +879,13 @@ impl TableScanner {
                 continue;
             }
             let mut s = self.template.clone_without_filter();
-            s.filter = filter;
-            if self.template.limit > 0 {
-                if self.rows >= self.template.limit {
+            s.options.filter = filter;
+            if self.template.options.limit > 0 {
+                if self.rows >= self.template.options.limit {
                     self.done = true;
                     continue;
                 }
-                s.limit = self.template.limit - self.rows;
+                s.options.limit = self.template.options.limit - self.rows;
             }
             if s.reversed {
                 // Continue from the end of the previous region.

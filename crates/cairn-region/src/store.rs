@@ -9,7 +9,7 @@ use cairn_blockcache::CombinedBlockCache;
 use cairn_fs::{FileSystem, FsOutput};
 use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
-use cairn_hfile::{CellRef, HFileWriter, KeyValue};
+use cairn_hfile::{BlockReadOptions, CellRef, HFileWriter, KeyValue};
 use parking_lot::{Mutex, RwLock};
 use prost::Message;
 
@@ -54,6 +54,37 @@ pub struct CompactionOutcome {
 
 /// Limits how fast compactions write (HBase's throughput controller), so they leave disk
 /// bandwidth to flushes and reads.
+/// What one read asks of a store: the part of a read's options the store and its files act
+/// on.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreRead<'a> {
+    /// Cells newer than this stay hidden.
+    pub read_point: u64,
+    /// Files whose cells all fall outside it are skipped.
+    pub time_range: TimeRange,
+    /// A single-row read: files whose Bloom filter rules the row out are skipped.
+    pub row: Option<&'a [u8]>,
+    /// The qualifiers asked for (`None` = all): with one, a ROWCOL Bloom filter is asked.
+    pub columns: Option<&'a [Vec<u8>]>,
+    /// Files whose newest cell is older than this have expired (TTL) and are skipped.
+    pub oldest_unexpired: i64,
+    /// How the files' blocks are read (whether they fill the block cache).
+    pub block_options: BlockReadOptions,
+}
+
+impl Default for StoreRead<'_> {
+    fn default() -> Self {
+        StoreRead {
+            read_point: u64::MAX,
+            time_range: TimeRange::default(),
+            row: None,
+            columns: None,
+            oldest_unexpired: i64::MIN,
+            block_options: BlockReadOptions::default(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Throttle {
     pub bytes_per_second: Option<u64>,
@@ -271,16 +302,17 @@ impl Store {
         Ok((path, summary.file_len))
     }
 
-    /// Scanners over what a reader at `read_point` may see, skipping files whose time range
-    /// or Bloom filter rules them out (`row` = a single-row read).
-    pub fn scanners(
-        &self,
-        read_point: u64,
-        time_range: TimeRange,
-        row: Option<&[u8]>,
-        columns: Option<&[Vec<u8>]>,
-        oldest_unexpired: i64,
-    ) -> Result<Vec<Box<dyn CellScanner>>> {
+    /// Scanners over what `read` may see, skipping files whose time range or Bloom filter
+    /// rules them out.
+    pub fn scanners(&self, read: &StoreRead<'_>) -> Result<Vec<Box<dyn CellScanner>>> {
+        let StoreRead {
+            read_point,
+            time_range,
+            row,
+            columns,
+            oldest_unexpired,
+            block_options,
+        } = *read;
         // Only what the scanners keep is cloned: every clone and drop of a shared count is a
         // write to a cache line the other cores' reads also write.
         let mut out: Vec<Box<dyn CellScanner>> = Vec::new();
@@ -308,7 +340,11 @@ impl Store {
                     continue;
                 }
             }
-            out.push(Box::new(StoreFileScanner::new(&f.reader, read_point)));
+            out.push(Box::new(StoreFileScanner::new(
+                &f.reader,
+                read_point,
+                block_options,
+            )));
         }
         Ok(out)
     }
@@ -340,17 +376,13 @@ impl Store {
         for f in &selection {
             f.compacting.store(true, Ordering::Release);
         }
-        // As HBase's compaction scanners (cacheBlocks false): the inputs are read once and
-        // then deleted, so their data blocks would only push the working set out of the cache.
-        let result = cairn_blockcache::without_caching_data_blocks(|| {
-            self.compact_inner(
-                &selection,
-                all_files,
-                smallest_read_point,
-                throttle,
-                &mut outcome,
-            )
-        });
+        let result = self.compact_inner(
+            &selection,
+            all_files,
+            smallest_read_point,
+            throttle,
+            &mut outcome,
+        );
         for f in &selection {
             f.compacting.store(false, Ordering::Release);
         }
@@ -369,7 +401,16 @@ impl Store {
         let scanners: Vec<Box<dyn CellScanner>> = selection
             .iter()
             .rev()
-            .map(|f| Box::new(StoreFileScanner::new(&f.reader, u64::MAX)) as Box<dyn CellScanner>)
+            .map(|f| {
+                // As HBase's compaction scanners (`cacheBlocks` false): the inputs are
+                // deleted right after, so caching their blocks would only push the working
+                // set out.
+                Box::new(StoreFileScanner::new(
+                    &f.reader,
+                    u64::MAX,
+                    BlockReadOptions::NO_FILL,
+                )) as Box<dyn CellScanner>
+            })
             .collect();
         // As HBase's compactor: a tags section only if some input cell really has tags.
         let include_tags = selection.iter().any(|f| {

@@ -777,63 +777,107 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// `cache_blocks = false` (HBase's `setCacheBlocks(false)`): scans, gets and multi-gets read
-/// data blocks without adding them to the block cache, and still return the same rows; the
-/// same reads with caching on fill it.
-#[test]
-fn cache_blocks_false_reads_without_filling_the_cache() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
-    let mut f = ColumnFamilyDescriptor::new("f");
-    f.block_size = 1024;
-    let t = table(&s, "nocache", vec![f], &[]);
-    for i in 0..2000u32 {
-        let row = format!("r{i:05}");
-        s.put(&t, &Put::new(&row).add("f", "q", row.repeat(4)))
-            .unwrap();
+/// A server whose block cache has an L2 level: data blocks are cached there, index and
+/// Bloom blocks in L1, so L2's block count is the number of data blocks cached.
+fn server_with_l2(dir: &std::path::Path) -> Arc<RegionServer> {
+    let mut c = ServerConfig::new(dir);
+    c.background = false;
+    c.block_cache = Some(
+        cairn_blockcache::BlockCacheConfig::from_properties([
+            ("hbase.bucketcache.ioengine", "offheap"),
+            ("hbase.bucketcache.size", "64"),
+        ])
+        .unwrap(),
+    );
+    RegionServer::open(c).unwrap()
+}
+
+/// Data blocks in the L2 cache of a [`server_with_l2`], once its writers are done.
+fn l2_blocks(s: &RegionServer) -> u64 {
+    let cache = s.block_cache().unwrap();
+    cache.l2().unwrap().wait_for_writes();
+    cache.stats().1.unwrap().block_count
+}
+
+/// The three kinds of read, each over rows spread across the whole table (one row per data
+/// block or so), with `cache_blocks` as given; returns the rows read.
+fn read_spread(s: &RegionServer, t: &TableName, kind: &str, cache_blocks: bool) -> usize {
+    let rows = || (0..50u32).map(|i| format!("r{:05}", i * 40));
+    match kind {
+        "get" => rows()
+            .map(|r| {
+                s.get(t, Get::new(r).cache_blocks(cache_blocks))
+                    .unwrap()
+                    .len()
+            })
+            .sum(),
+        "multi-get" => {
+            let gets = rows()
+                .map(|r| Get::new(r).cache_blocks(cache_blocks))
+                .collect();
+            s.get_many(t, gets).unwrap().iter().map(Vec::len).sum()
+        }
+        "scan" => s
+            .scanner(t, Scan::new().cache_blocks(cache_blocks))
+            .unwrap()
+            .count(),
+        _ => unreachable!(),
     }
-    s.flush_table(&t).unwrap();
-    let inserted = || s.block_cache().unwrap().stats().2.insert_count;
-    let before = inserted();
+}
 
-    let mut scan = Scan::new();
-    scan.cache_blocks = false;
-    assert_eq!(s.scanner(&t, scan).unwrap().count(), 2000);
-    let mut get = Get::new("r01234");
-    get.cache_blocks = false;
-    assert_eq!(s.get(&t, get).unwrap().len(), 1);
-    let gets = (0..50u32)
-        .map(|i| {
-            let mut g = Get::new(format!("r{:05}", i * 40));
-            g.cache_blocks = false;
-            g
-        })
-        .collect();
-    assert!(s.get_many(&t, gets).unwrap().iter().all(|r| r.len() == 1));
-    // Index and Bloom blocks may be cached; data blocks (dozens here) are not.
-    let after_uncached = inserted();
-    assert!(
-        after_uncached - before <= 3,
-        "{} blocks cached by reads that asked not to cache",
-        after_uncached - before
-    );
+/// `cache_blocks = false` (HBase's `setCacheBlocks(false)`): gets, multi-gets and scans read
+/// data blocks without adding any to the block cache, and return the same rows; the same
+/// reads with caching on fill it. Data blocks go to the L2 cache here, so its block count
+/// is exactly the number of data blocks cached (index and Bloom blocks live in L1).
+#[test]
+fn cache_blocks_false_reads_leave_no_data_block_in_the_cache() {
+    for kind in ["get", "multi-get", "scan"] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server_with_l2(dir.path());
+        let mut f = ColumnFamilyDescriptor::new("f");
+        f.block_size = 1024;
+        let t = table(&s, "nocache", vec![f], &[]);
+        for i in 0..2000u32 {
+            let row = format!("r{i:05}");
+            s.put(&t, &Put::new(&row).add("f", "q", row.repeat(4)))
+                .unwrap();
+        }
+        s.flush_table(&t).unwrap();
+        let data_blocks = || l2_blocks(&s);
+        let want = if kind == "scan" { 2000 } else { 50 };
 
-    assert_eq!(s.scanner(&t, Scan::new()).unwrap().count(), 2000);
-    assert!(
-        inserted() - after_uncached >= 50,
-        "a caching scan cached only {} blocks",
-        inserted() - after_uncached
-    );
-    s.close().unwrap();
+        assert_eq!(read_spread(&s, &t, kind, false), want, "{kind}");
+        assert_eq!(
+            data_blocks(),
+            0,
+            "data blocks cached by {kind}s that asked not to"
+        );
+        // Twice: a second uncached pass still finds nothing cached and caches nothing.
+        assert_eq!(read_spread(&s, &t, kind, false), want, "{kind}");
+        assert_eq!(
+            data_blocks(),
+            0,
+            "data blocks cached by {kind}s that asked not to"
+        );
+
+        assert_eq!(read_spread(&s, &t, kind, true), want, "{kind}");
+        assert!(
+            data_blocks() >= 40,
+            "caching {kind}s cached only {} data blocks",
+            data_blocks()
+        );
+        s.close().unwrap();
+    }
 }
 
 /// A compaction reads its inputs without adding their data blocks to the block cache (as
 /// HBase's compaction scanners, `cacheBlocks` false): the inputs are deleted right after, so
-/// caching them would only push the working set out.
+/// caching them would only push the working set out. And the blocks the inputs had in the
+/// cache go with them: none is left behind.
 #[test]
-fn compactions_read_without_filling_the_cache() {
+fn compactions_read_without_filling_the_cache_and_evict_their_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path());
+    let s = server_with_l2(dir.path());
     let mut f = ColumnFamilyDescriptor::new("f");
     f.block_size = 1024;
     let t = table(&s, "compactnocache", vec![f], &[]);
@@ -846,20 +890,28 @@ fn compactions_read_without_filling_the_cache() {
         s.flush_table(&t).unwrap();
     }
     let inserted = || s.block_cache().unwrap().stats().2.insert_count;
+    // Every data block of both inputs cached.
+    assert_eq!(s.scanner(&t, Scan::new()).unwrap().count(), 2000);
+    let cached_inputs = l2_blocks(&s);
+    assert!(cached_inputs >= 50, "{cached_inputs} input blocks cached");
     let before = inserted();
     s.compact_table(&t, true).unwrap();
+    assert_eq!(
+        l2_blocks(&s),
+        0,
+        "data blocks left in the cache after the compaction (inputs') or added by it"
+    );
     // Index and Bloom blocks of the inputs may be cached; their data blocks (dozens) are not.
     assert!(
         inserted() - before <= 6,
         "{} blocks cached by a compaction",
         inserted() - before
     );
-    let after = inserted();
     assert_eq!(s.scanner(&t, Scan::new()).unwrap().count(), 2000);
     assert!(
-        inserted() - after >= 50,
-        "a scan of the compacted file cached only {} blocks",
-        inserted() - after
+        l2_blocks(&s) >= 50,
+        "a scan of the compacted file cached only {} data blocks",
+        l2_blocks(&s)
     );
     s.close().unwrap();
 }

@@ -1191,7 +1191,7 @@ impl HbaseSyncHandler for Handler {
                 s = s.reversed(r);
             }
             if let Some(c) = scan.cache_blocks {
-                s.cache_blocks = c;
+                s.options.cache_blocks = c;
             }
             self.open_scanner(&table_name, s, scan.sort_columns.unwrap_or(false))
         })

@@ -230,7 +230,7 @@ impl Client<'_> {
         if self.settings().filter_all {
             g = g.filter(Box::new(FilterAllFilter));
         }
-        g.cache_blocks = self.settings().cache_blocks;
+        g.options.cache_blocks = self.settings().cache_blocks;
         g
     }
 
@@ -241,7 +241,7 @@ impl Client<'_> {
             }
         }
         s.caching = self.settings().caching;
-        s.cache_blocks = self.settings().cache_blocks;
+        s.options.cache_blocks = self.settings().cache_blocks;
         s
     }
 
@@ -374,7 +374,7 @@ impl Client<'_> {
                     scan = scan.column(&self.families[0], q);
                 }
                 scan.caching = self.settings().caching;
-                scan.cache_blocks = self.settings().cache_blocks;
+                scan.options.cache_blocks = self.settings().cache_blocks;
                 let scan = scan.filter(Box::new(FilterList::new(Operator::MustPassAll, list)));
                 self.drain(server.scanner(table, scan)?)?;
             }
