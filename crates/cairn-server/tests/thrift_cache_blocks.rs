@@ -52,7 +52,8 @@ fn a_thrift_scan_with_cache_blocks_false_caches_no_data_block() {
         vec![ColumnDescriptor {
             name: Some(b"f:".to_vec()),
             max_versions: Some(1),
-            // Small blocks: a thousand rows make dozens of them.
+            // Thrift's IDL defaults it to false, which would leave every block uncached.
+            block_cache_enabled: Some(true),
             ..ColumnDescriptor::default()
         }],
     )
