@@ -1,255 +1,125 @@
-//! Sources of sorted cells and their merge (HBase's `KeyValueScanner` and `KeyValueHeap`).
+//! The merge of sorted cell sources (HBase's `KeyValueHeap`): a binary min-heap of scanners
+//! ordered by their current cells, with the scanner holding the smallest cell kept out of it.
+//!
+//! Most steps of a scan take the next cell from the same scanner as the last one (a row's
+//! cells usually sit in one file), so a step compares the current scanner's new cell with
+//! the heap's top once and stays put: one comparison whatever the number of scanners, where
+//! a linear pick compares all of them. Only when another scanner takes over does the heap
+//! sift, in O(log n).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use cairn_hfile::cell::compare_cells;
-use cairn_hfile::{CellRef, HFileReader, KeyValue, SharedHFileScanner};
+use cairn_hfile::{CellRef, KeyValue};
 
 use crate::error::Result;
 
-/// A forward cursor over cells in HBase's order.
-pub trait CellScanner: Send {
-    /// The current cell, `None` when exhausted.
-    fn peek(&self) -> Option<CellRef<'_>>;
-    /// Moves to the next cell.
-    fn next(&mut self) -> Result<()>;
-    /// Moves to the first cell whose key is ≥ `key` (forward or backward).
-    fn seek(&mut self, key: &[u8]) -> Result<()>;
-    /// Like `seek` for a key at or after the current cell: scanners that can step forward
-    /// cheaply do so instead of searching from the top (HBase's `reseek`).
-    fn reseek(&mut self, key: &[u8]) -> Result<()> {
-        self.seek(key)
-    }
-    /// Like `reseek` for a key that is likely far ahead (the next row of a multi-get batch):
-    /// scanners that step a few cells before searching search at once.
-    fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
-        self.reseek(key)
-    }
-    /// The row of the last cell sorting before `key` (`None`: the last cell of all), for
-    /// reversed scans. Leaves the position undefined: callers seek afterwards.
-    fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
-    /// The current cell, owned: scanners over shared memory (cached blocks, the memstore's
-    /// cells) share it rather than copy it.
-    fn peek_owned(&self) -> Option<KeyValue> {
-        self.peek().map(|c| c.to_owned())
-    }
-    /// Whether there is a current cell: `peek().is_some()`, for scanners that know it
-    /// without building the cell.
-    fn has_cell(&self) -> bool {
-        self.peek().is_some()
-    }
-}
-
-/// A store file's cells, hiding those newer than the reader's read point.
-pub struct StoreFileScanner {
-    inner: SharedHFileScanner,
-    exhausted: bool,
-    read_point: u64,
-    /// Whether the file may hold a cell newer than the read point. Most files cannot (they
-    /// were flushed before the scan began), and then no cell needs the check: HBase's
-    /// StoreFileScanner skips it the same way when the reader's max memstore ts is not past
-    /// the read point.
-    may_hide: bool,
-    /// The leaf index block of the last far reseek: only multi-gets reseek far, and their
-    /// scanners last one batch, so no long-lived scanner keeps an index block alive.
-    leaf: Option<cairn_hfile::Block>,
-}
-
-impl StoreFileScanner {
-    /// A scanner of `reader`'s cells visible at `read_point`, reading blocks with `options`.
-    pub fn new(
-        reader: &Arc<HFileReader>,
-        read_point: u64,
-        options: cairn_hfile::BlockReadOptions,
-    ) -> StoreFileScanner {
-        let may_hide = if reader.cell_layout().mvcc {
-            reader
-                .file_info()
-                .get_i64(cairn_hfile::file_info::keys::MAX_MEMSTORE_TS_KEY)
-                .is_none_or(|newest| newest < 0 || newest as u64 > read_point)
-        } else {
-            // Cells without a sequence id read as 0, which every read point sees.
-            false
-        };
-        StoreFileScanner {
-            inner: reader.shared_scanner_with(options),
-            exhausted: true,
-            read_point,
-            may_hide,
-            leaf: None,
-        }
-    }
-
-    fn skip_invisible(&mut self) -> Result<()> {
-        if !self.may_hide {
-            return Ok(());
-        }
-        while !self.exhausted {
-            match self.inner.cell() {
-                Some(c) if c.sequence_id > self.read_point => {
-                    self.exhausted = !self.inner.next()?;
-                }
-                Some(_) => break,
-                None => self.exhausted = true,
-            }
-        }
-        Ok(())
-    }
-}
-
-impl CellScanner for StoreFileScanner {
-    fn peek(&self) -> Option<CellRef<'_>> {
-        if self.exhausted {
-            None
-        } else {
-            self.inner.cell()
-        }
-    }
-
-    fn has_cell(&self) -> bool {
-        !self.exhausted
-    }
-
-    fn peek_owned(&self) -> Option<KeyValue> {
-        if self.exhausted {
-            None
-        } else {
-            self.inner.cell_owned()
-        }
-    }
-
-    fn next(&mut self) -> Result<()> {
-        if !self.exhausted {
-            self.exhausted = !self.inner.next()?;
-            self.skip_invisible()?;
-        }
-        Ok(())
-    }
-
-    fn seek(&mut self, key: &[u8]) -> Result<()> {
-        self.exhausted = !self.inner.seek(key)?;
-        self.skip_invisible()
-    }
-
-    /// Steps forward while the target is near (most reseeks in a scan land a cell or two
-    /// ahead); otherwise lets the file scanner search, within the block it holds when the
-    /// index says the target is there (multi-gets walking a batch in key order).
-    fn reseek(&mut self, key: &[u8]) -> Result<()> {
-        const MAX_STEPS: usize = 2;
-        let target = cairn_hfile::KeyRef::parse(key)?;
-        for _ in 0..MAX_STEPS {
-            match self.peek() {
-                None => return Ok(()),
-                Some(c) if cairn_hfile::cell::compare_keys(&c.key, &target) != Ordering::Less => {
-                    return Ok(())
-                }
-                Some(_) => self.next()?,
-            }
-        }
-        self.search_if_behind(key, &target, false)
-    }
-
-    fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
-        self.search_if_behind(key, &cairn_hfile::KeyRef::parse(key)?, true)
-    }
-
-    fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
-        let mut probe = match key {
-            Some(k) => k.to_vec(),
-            None => match self.inner_last_row_end()? {
-                Some(k) => k,
-                None => return Ok(None),
-            },
-        };
-        loop {
-            if !self.inner.seek_before(&probe)? {
-                self.exhausted = true;
-                return Ok(None);
-            }
-            let c = self.inner.cell().expect("positioned");
-            if c.sequence_id <= self.read_point {
-                self.exhausted = false;
-                return Ok(Some(c.row().to_vec()));
-            }
-            probe = c.key.as_bytes().to_vec();
-        }
-    }
-}
-
-impl StoreFileScanner {
-    /// Lets the file scanner search for `key` (parsed: `target`) when the current cell sorts
-    /// before it; `keep_leaf`: through the leaf index block kept from the last such search.
-    fn search_if_behind(
-        &mut self,
-        key: &[u8],
-        target: &cairn_hfile::KeyRef<'_>,
-        keep_leaf: bool,
-    ) -> Result<()> {
-        if self
-            .peek()
-            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, target) == Ordering::Less)
-        {
-            let found = if keep_leaf {
-                self.inner.reseek_keeping_leaf(key, &mut self.leaf)?
-            } else {
-                self.inner.reseek(key)?
-            };
-            self.exhausted = !found;
-            self.skip_invisible()?;
-        }
-        Ok(())
-    }
-
-    /// A key after every cell of the file: past the file's last row.
-    fn inner_last_row_end(&self) -> Result<Option<Vec<u8>>> {
-        match self.inner.reader().last_key() {
-            None => Ok(None),
-            Some(k) => {
-                let k = cairn_hfile::KeyRef::parse(k)?;
-                Ok(Some(cairn_hfile::cell::last_on_row(k.row())?))
-            }
-        }
-    }
-}
+pub use crate::cell_scanner::{CellScanner, VecScanner};
+pub use crate::store_file_scanner::StoreFileScanner;
 
 /// Merges scanners: always positioned at the smallest current cell among them. Ties go to
 /// the scanner listed first, and within equal keys the newer sequence id sorts first.
 pub struct KeyValueHeap<'a> {
     scanners: Vec<Box<dyn CellScanner + 'a>>,
+    /// The scanner holding the smallest cell, kept out of `heap`.
     current: Option<usize>,
+    /// The other scanners that have a cell, as a binary min-heap of indices into
+    /// `scanners` (children of `i` at `2i + 1` and `2i + 2`).
+    heap: Vec<usize>,
 }
 
 impl<'a> KeyValueHeap<'a> {
+    /// Merges `scanners` (already positioned, or to be positioned by a seek).
     pub fn new(scanners: Vec<Box<dyn CellScanner + 'a>>) -> KeyValueHeap<'a> {
         let mut h = KeyValueHeap {
+            heap: Vec::with_capacity(scanners.len()),
             scanners,
             current: None,
         };
-        h.pick();
+        h.rebuild();
         h
     }
 
-    fn pick(&mut self) {
+    /// Whether scanner `a`'s cell sorts before scanner `b`'s (both have one).
+    #[inline]
+    fn less(&self, a: usize, b: usize) -> bool {
+        match (self.scanners[a].peek(), self.scanners[b].peek()) {
+            (Some(x), Some(y)) => match compare_cells(&x, &y) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => a < b,
+            },
+            // Only scanners with cells are in the heap; keep the order total regardless.
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+
+    /// Puts every scanner that has a cell back in order: after seeks, which move them all.
+    fn rebuild(&mut self) {
+        self.heap.clear();
+        self.current = None;
         // A scan of one store file (a compacted region, no memstore cells): nothing to merge.
         if let [only] = self.scanners.as_slice() {
             self.current = only.has_cell().then_some(0);
             return;
         }
-        let mut best: Option<(usize, CellRef<'_>)> = None;
-        for (i, s) in self.scanners.iter().enumerate() {
-            if let Some(c) = s.peek() {
-                if best
-                    .as_ref()
-                    .is_none_or(|(_, b)| compare_cells(&c, b) == Ordering::Less)
-                {
-                    best = Some((i, c));
-                }
-            }
+        self.heap
+            .extend((0..self.scanners.len()).filter(|&i| self.scanners[i].has_cell()));
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
         }
-        self.current = best.map(|(i, _)| i);
+        self.current = self.pop();
     }
 
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut smallest = i;
+            if l < n && self.less(self.heap[l], self.heap[smallest]) {
+                smallest = l;
+            }
+            if r < n && self.less(self.heap[r], self.heap[smallest]) {
+                smallest = r;
+            }
+            if smallest == i {
+                return;
+            }
+            self.heap.swap(i, smallest);
+            i = smallest;
+        }
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        if self.heap.is_empty() {
+            return None;
+        }
+        let top = self.heap.swap_remove(0);
+        if !self.heap.is_empty() {
+            self.sift_down(0);
+        }
+        Some(top)
+    }
+
+    /// After the current scanner moved: keeps it current while its cell still sorts first,
+    /// else swaps it with the heap's top.
+    fn settle(&mut self, cur: usize) {
+        if !self.scanners[cur].has_cell() {
+            self.current = self.pop();
+            return;
+        }
+        match self.heap.first() {
+            Some(&top) if self.less(top, cur) => {
+                self.heap[0] = cur;
+                self.sift_down(0);
+                self.current = Some(top);
+            }
+            _ => self.current = Some(cur),
+        }
+    }
+
+    /// The smallest current cell, `None` when every scanner is exhausted.
     pub fn peek(&self) -> Option<CellRef<'_>> {
         self.current.and_then(|i| self.scanners[i].peek())
     }
@@ -259,12 +129,13 @@ impl<'a> KeyValueHeap<'a> {
         self.current.and_then(|i| self.scanners[i].peek_owned())
     }
 
+    /// Moves past the current cell.
     // Not an `Iterator`: it fails with I/O errors and its cells borrow from the heap.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<()> {
         if let Some(i) = self.current {
             self.scanners[i].next()?;
-            self.pick();
+            self.settle(i);
         }
         Ok(())
     }
@@ -274,7 +145,7 @@ impl<'a> KeyValueHeap<'a> {
         for s in &mut self.scanners {
             s.seek(key)?;
         }
-        self.pick();
+        self.rebuild();
         Ok(())
     }
 
@@ -295,15 +166,23 @@ impl<'a> KeyValueHeap<'a> {
         reseek: impl Fn(&mut dyn CellScanner, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let k = cairn_hfile::KeyRef::parse(key)?;
+        let behind = |s: &dyn CellScanner| {
+            s.peek()
+                .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &k) == Ordering::Less)
+        };
+        // Scanners in the heap sort after the current one: when it is not behind the key,
+        // none of them is, and nothing moves.
+        match self.current {
+            None => return Ok(()),
+            Some(i) if !behind(&*self.scanners[i]) => return Ok(()),
+            Some(_) => {}
+        }
         for s in &mut self.scanners {
-            let behind = s
-                .peek()
-                .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &k) == Ordering::Less);
-            if behind {
+            if behind(&**s) {
                 reseek(&mut **s, key)?;
             }
         }
-        self.pick();
+        self.rebuild();
         Ok(())
     }
 
@@ -327,90 +206,120 @@ impl<'a> KeyValueHeap<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_hfile::{HFileWriter, KeyValue, ReaderOptions, WriterOptions};
+    use proptest::prelude::*;
 
-    /// Rows r0..r5 of one column; row i has sequence id i + 1.
-    fn file(dir: &std::path::Path, include_mvcc: bool) -> Arc<HFileReader> {
-        let path = dir.join(format!("f-{include_mvcc}"));
-        let out = std::fs::File::create(&path).unwrap();
-        let options = WriterOptions {
-            include_mvcc,
-            ..WriterOptions::default()
-        };
-        let mut w = HFileWriter::new(out, path.display().to_string(), options).unwrap();
-        for i in 0..6u64 {
-            let kv = KeyValue::put(format!("r{i}").as_bytes(), b"f", b"q", 1, b"v")
-                .unwrap()
-                .with_sequence_id(i + 1);
-            w.append(&kv.as_cell()).unwrap();
-        }
-        w.finish().unwrap();
-        Arc::new(HFileReader::open(&path, ReaderOptions::default()).unwrap())
+    fn kv(row: u8, q: u8, seq: u64) -> KeyValue {
+        KeyValue::put(&[b'r', row], b"f", &[b'q', q], 1, b"v")
+            .unwrap()
+            .with_sequence_id(seq)
     }
 
-    fn rows(heap: &mut KeyValueHeap<'_>) -> Vec<String> {
-        heap.seek(&cairn_hfile::cell::first_on_row(b"").unwrap())
-            .unwrap();
+    fn drain(h: &mut KeyValueHeap<'_>) -> Vec<(Vec<u8>, Vec<u8>, u64)> {
         let mut out = Vec::new();
-        while let Some(c) = heap.peek() {
-            out.push(String::from_utf8(c.row().to_vec()).unwrap());
-            heap.next().unwrap();
+        while let Some(c) = h.peek() {
+            out.push((c.row().to_vec(), c.qualifier().to_vec(), c.sequence_id));
+            h.next().unwrap();
         }
         out
     }
 
-    #[test]
-    fn a_store_file_scanner_hides_cells_past_its_read_point() {
-        let dir = tempfile::tempdir().unwrap();
-        let reader = file(dir.path(), true);
-        for (read_point, want) in [
-            (0, vec![]),
-            (3, vec!["r0", "r1", "r2"]),
-            (5, vec!["r0", "r1", "r2", "r3", "r4"]),
-            (6, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
-            (u64::MAX, vec!["r0", "r1", "r2", "r3", "r4", "r5"]),
-        ] {
-            let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(
-                &reader,
-                read_point,
-                Default::default(),
-            ));
-            assert_eq!(
-                rows(&mut KeyValueHeap::new(vec![s])),
-                want,
-                "read point {read_point}"
-            );
+    fn sources() -> impl Strategy<Value = Vec<Vec<(u8, u8, u64)>>> {
+        proptest::collection::vec(
+            proptest::collection::vec((0u8..20, 0u8..4, 0u64..5), 0..40),
+            0..12,
+        )
+    }
+
+    fn scanners(src: &[Vec<(u8, u8, u64)>]) -> Vec<Box<dyn CellScanner>> {
+        src.iter()
+            .map(|cells| {
+                let mut v: Vec<KeyValue> = cells.iter().map(|&(r, q, s)| kv(r, q, s)).collect();
+                v.sort_by(|a, b| compare_cells(&a.as_cell(), &b.as_cell()));
+                Box::new(VecScanner::new(v)) as Box<dyn CellScanner>
+            })
+            .collect()
+    }
+
+    /// What the merge must return: every cell once, in HBase's order, ties to the scanner
+    /// listed first.
+    fn expected(src: &[Vec<(u8, u8, u64)>]) -> Vec<(Vec<u8>, Vec<u8>, u64)> {
+        let mut all: Vec<(usize, KeyValue)> = src
+            .iter()
+            .enumerate()
+            .flat_map(|(i, cells)| cells.iter().map(move |&(r, q, s)| (i, kv(r, q, s))))
+            .collect();
+        all.sort_by(|(i, a), (j, b)| compare_cells(&a.as_cell(), &b.as_cell()).then(i.cmp(j)));
+        all.iter()
+            .map(|(_, c)| {
+                let c = c.as_cell();
+                (c.row().to_vec(), c.qualifier().to_vec(), c.sequence_id)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn the_heap_merges_in_order_after_seeks_and_reseeks(
+            src in sources(),
+            seek_row in 0u8..22,
+            reseek_row in 0u8..22,
+        ) {
+            let mut h = KeyValueHeap::new(scanners(&src));
+            let first = cairn_hfile::cell::first_on_row(b"").unwrap();
+            h.seek(&first).unwrap();
+            prop_assert_eq!(drain(&mut h), expected(&src));
+
+            let key = cairn_hfile::cell::first_on_row(&[b'r', seek_row]).unwrap();
+            h.seek(&key).unwrap();
+            let want: Vec<_> = expected(&src)
+                .into_iter()
+                .filter(|(r, _, _)| r.as_slice() >= [b'r', seek_row].as_slice())
+                .collect();
+            // A reseek to a key at or behind the position moves nothing.
+            h.reseek(&first).unwrap();
+            let after_reseek = {
+                let key = cairn_hfile::cell::first_on_row(&[b'r', reseek_row]).unwrap();
+                let mut g = KeyValueHeap::new(scanners(&src));
+                g.seek(&first).unwrap();
+                g.reseek(&key).unwrap();
+                drain(&mut g)
+            };
+            prop_assert_eq!(drain(&mut h), want);
+            let lo = [b'r', reseek_row];
+            let want: Vec<_> = expected(&src)
+                .into_iter()
+                .filter(|(r, _, _)| r.as_slice() >= lo.as_slice())
+                .collect();
+            prop_assert_eq!(after_reseek, want);
         }
     }
 
     #[test]
-    fn cells_stored_without_sequence_ids_are_seen_at_every_read_point() {
-        let dir = tempfile::tempdir().unwrap();
-        let reader = file(dir.path(), false);
-        let s: Box<dyn CellScanner> =
-            Box::new(StoreFileScanner::new(&reader, 0, Default::default()));
-        assert_eq!(rows(&mut KeyValueHeap::new(vec![s])).len(), 6);
-    }
-
-    #[test]
-    fn a_heap_of_two_files_merges_and_a_heap_of_one_ends_with_its_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (file(dir.path(), true), file(dir.path(), false));
-        let two: Vec<Box<dyn CellScanner>> = vec![
-            Box::new(StoreFileScanner::new(&a, 2, Default::default())),
-            Box::new(StoreFileScanner::new(&b, 0, Default::default())),
+    fn equal_keys_come_newest_first_then_in_scanner_order() {
+        let tagged = |row: u8, seq: u64, v: &str| {
+            KeyValue::put(&[b'r', row], b"f", b"q", 1, v.as_bytes())
+                .unwrap()
+                .with_sequence_id(seq)
+        };
+        let src: Vec<Box<dyn CellScanner>> = vec![
+            Box::new(VecScanner::new(vec![
+                tagged(1, 5, "a5"),
+                tagged(2, 1, "a1"),
+            ])),
+            Box::new(VecScanner::new(vec![
+                tagged(1, 7, "b7"),
+                tagged(2, 1, "b1"),
+            ])),
+            Box::new(VecScanner::new(vec![tagged(2, 1, "c1")])),
         ];
-        let mut heap = KeyValueHeap::new(two);
-        assert_eq!(
-            rows(&mut heap),
-            ["r0", "r0", "r1", "r1", "r2", "r3", "r4", "r5"]
-        );
-        let one: Vec<Box<dyn CellScanner>> =
-            vec![Box::new(StoreFileScanner::new(&a, 1, Default::default()))];
-        let mut heap = KeyValueHeap::new(one);
-        assert_eq!(rows(&mut heap), ["r0"]);
-        assert!(heap.peek().is_none());
-        heap.next().unwrap();
-        assert!(heap.peek().is_none());
+        let mut h = KeyValueHeap::new(src);
+        h.seek(&cairn_hfile::cell::first_on_row(b"").unwrap())
+            .unwrap();
+        let mut values = Vec::new();
+        while let Some(c) = h.peek() {
+            values.push(String::from_utf8(c.value.to_vec()).unwrap());
+            h.next().unwrap();
+        }
+        assert_eq!(values, ["b7", "a5", "a1", "b1", "c1"]);
     }
 }

@@ -14,6 +14,7 @@
 //! WAL's bytes (cairn-wal), filter semantics and the filter language (cairn-filter), or any
 //! network protocol.
 
+pub mod cell_scanner;
 pub mod compaction;
 pub mod descriptor;
 mod error;
@@ -30,6 +31,7 @@ pub mod region;
 pub mod scanner;
 pub mod server;
 pub mod store;
+pub mod store_file_scanner;
 pub mod storefile;
 
 pub use cairn_wal::Durability;
