@@ -1,0 +1,141 @@
+//! Flushes, compactions and WAL replay of one region.
+
+use super::*;
+
+impl Region {
+    /// Replays a recovered WAL edit: cells already in a store file are skipped.
+    pub fn replay(&self, edit: &WalEdit, flushed: &BTreeMap<Vec<u8>, u64>) -> u64 {
+        let mut applied = 0;
+        for c in &edit.cells {
+            let fam = c.key().family().to_vec();
+            let Some(store) = self.stores.get(&fam) else {
+                continue;
+            };
+            if edit.sequence_id <= flushed.get(&fam).copied().unwrap_or(0) {
+                continue;
+            }
+            let grown = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
+            crate::memstore::add_signed(&self.memstore_bytes, grown);
+            applied += 1;
+        }
+        self.mvcc.advance_to(edit.sequence_id);
+        applied
+    }
+
+    /// Raises MVCC past replayed edits.
+    pub fn advance_sequence_id(&self, seq: u64) {
+        self.mvcc.advance_to(seq);
+    }
+
+    /// Writes every store's memstore to a new file, then lets the WAL drop what is flushed.
+    pub fn flush(&self) -> Result<FlushOutcome> {
+        let _one = self.flush_lock.lock();
+        self.flush_queued.store(false, Ordering::Release);
+        let (snapshots, seq) = {
+            let _block_writes = self.updates.write();
+            let seq = self.mvcc.write_point();
+            let snaps: Vec<_> = self
+                .stores
+                .values()
+                .filter_map(|s| s.snapshot().map(|seg| (s.clone(), seg)))
+                .collect();
+            (snaps, seq)
+        };
+        let mut outcome = FlushOutcome {
+            sequence_id: seq,
+            ..Default::default()
+        };
+        for (store, seg) in &snapshots {
+            let cells = seg.len() as u64;
+            let smallest = self.read_points.smallest(self.mvcc.read_point());
+            if let Some(bytes) = store.flush_snapshot(seg, seq, smallest)? {
+                outcome.files += 1;
+                outcome.bytes += bytes;
+            }
+            self.memstore_bytes
+                .fetch_sub(seg.heap_size(), Ordering::Relaxed);
+            outcome.cells += cells;
+        }
+        if outcome.files > 0 {
+            self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
+            self.metrics
+                .flushed_cells_count
+                .fetch_add(outcome.cells, Ordering::Relaxed);
+            self.metrics
+                .flushed_cells_size
+                .fetch_add(outcome.bytes, Ordering::Relaxed);
+        }
+        if let Some(wal) = self.wal.get() {
+            wal.mark_flushed(self.info.encoded_name.as_bytes(), seq)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Whether any store has enough files for a minor compaction.
+    pub fn needs_compaction(&self) -> bool {
+        self.stores.values().any(|s| {
+            let files = s.state().files;
+            files.iter().filter(|f| !f.is_compacting()).count() >= self.config.compaction.min_files
+        })
+    }
+
+    /// Compacts every store that needs it (`major`: all files of every store).
+    pub fn compact(&self, major: bool) -> Result<Vec<CompactionOutcome>> {
+        self.check_open()?;
+        let mut out = Vec::new();
+        for s in self.stores.values() {
+            if let Some(o) = self.compact_store(s, major)? {
+                out.push(o);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One compaction of one store, if the policy selects anything.
+    pub fn compact_store(&self, store: &Store, major: bool) -> Result<Option<CompactionOutcome>> {
+        let files = store.state().files;
+        let candidates: Vec<Candidate> = files
+            .iter()
+            .map(|f| Candidate {
+                size: f.size,
+                compacting: f.is_compacting(),
+                modified_ms: f.modified_ms,
+                major: f.major,
+                min_ts: f.time_range.map(|t| t.0),
+                name: f.name(),
+            })
+            .collect();
+        let Some(sel) = compaction::select(
+            &candidates,
+            &self.config.compaction,
+            major,
+            major,
+            store.family.ttl_ms(),
+            now_ms(),
+        ) else {
+            return Ok(None);
+        };
+        // A single major file with nothing to drop needs no rewrite unless asked.
+        if sel.files.len() < 2 && !major && sel.all_files && files.len() == 1 && files[0].major {
+            return Ok(None);
+        }
+        let selection = sel.files.iter().map(|&i| files[i].clone()).collect();
+        let smallest = self.read_points.smallest(self.mvcc.read_point());
+        let outcome = store.compact(selection, smallest, self.config.throttle)?;
+        self.metrics
+            .compaction_count
+            .fetch_add(1, Ordering::Relaxed);
+        self.metrics
+            .compacted_cells_count
+            .fetch_add(outcome.cells_out, Ordering::Relaxed);
+        self.metrics
+            .compacted_cells_size
+            .fetch_add(outcome.bytes_out, Ordering::Relaxed);
+        if outcome.major {
+            self.metrics
+                .major_compacted_cells_count
+                .fetch_add(outcome.cells_out, Ordering::Relaxed);
+        }
+        Ok(Some(outcome))
+    }
+}

@@ -1,0 +1,292 @@
+//! A region: one key range of a table, one store per family, one MVCC, the write and read
+//! paths (HBase's `HRegion`).
+
+mod maintenance;
+mod read;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use cairn_blockcache::CombinedBlockCache;
+use cairn_fs::{FileSystem, LocalFileSystem};
+use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
+use cairn_hfile::{BlockReadOptions, KeyValue};
+use cairn_wal::{Durability, Wal, WalEdit};
+use parking_lot::{Mutex, RwLock};
+
+use crate::compaction::{self, Candidate, CompactionConfig};
+use crate::descriptor::TableDescriptor;
+use crate::error::{RegionError, Result};
+use crate::heap::{CellScanner, KeyValueHeap};
+use crate::layout::{self, RegionInfo, TMP_DIR};
+use crate::matcher::{MatchMode, Matcher};
+use crate::metrics::RegionMetrics;
+use crate::mutation::{Delete, Get, Increment, Put, Scan};
+use crate::mvcc::Mvcc;
+use crate::scanner::{ReadPointGuard, ReadPoints, RegionScanner, ScannerParts};
+use crate::store::{now_ms, CompactionOutcome, Store, StoreRead, Throttle};
+
+const ROW_LOCK_STRIPES: usize = 256;
+
+/// How a region behaves beyond its table's schema.
+#[derive(Clone, Debug)]
+pub struct RegionConfig {
+    /// `hbase.hregion.memstore.block.multiplier` (4): writes fail with RegionTooBusy above
+    /// flush size × this.
+    pub block_multiplier: u64,
+    pub compaction: CompactionConfig,
+    pub throttle: Throttle,
+    /// Where the region's files live (local disk unless the server's root says otherwise).
+    pub fs: Arc<dyn FileSystem>,
+    /// `cairn.direct_io_for_flush_and_compaction` (true): flushes and compactions write
+    /// their files around the OS page cache where the filesystem allows (RocksDB's option of
+    /// that name). Reads go through the block cache either way; what a buffered write would
+    /// have left in the page cache is mostly a second copy of what the block cache holds, and
+    /// copying into fresh page-cache pages costs the flusher more CPU than the rest of a flush.
+    pub direct_io: bool,
+}
+
+impl Default for RegionConfig {
+    fn default() -> Self {
+        RegionConfig {
+            block_multiplier: 4,
+            compaction: CompactionConfig::default(),
+            throttle: Throttle::default(),
+            fs: Arc::new(LocalFileSystem),
+            direct_io: true,
+        }
+    }
+}
+
+/// What a flush wrote.
+#[derive(Clone, Debug, Default)]
+pub struct FlushOutcome {
+    pub sequence_id: u64,
+    pub cells: u64,
+    pub bytes: u64,
+    pub files: usize,
+}
+
+pub struct Region {
+    pub info: RegionInfo,
+    pub descriptor: Arc<TableDescriptor>,
+    dir: PathBuf,
+    stores: BTreeMap<Vec<u8>, Arc<Store>>,
+    mvcc: Mvcc,
+    wal: OnceLock<Arc<Wal>>,
+    /// Set while a flush request is queued, so writers do not queue more.
+    pub(crate) flush_queued: AtomicBool,
+    memstore_bytes: AtomicU64,
+    /// Writers hold it shared from sequence id to memstore insert; a flush takes it
+    /// exclusively for the instant of the snapshot, so no flushed sequence id has an edit
+    /// still on its way into the memstore.
+    updates: RwLock<()>,
+    row_locks: Vec<RwLock<()>>,
+    flush_lock: Mutex<()>,
+    read_points: Arc<ReadPoints>,
+    pub metrics: Arc<RegionMetrics>,
+    config: RegionConfig,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Region")
+            .field("name", &self.info.region_name())
+            .finish()
+    }
+}
+
+impl Region {
+    /// Creates the region directory (`.regioninfo`) under `table_dir` and opens it.
+    pub fn create(
+        table_dir: &Path,
+        info: RegionInfo,
+        descriptor: Arc<TableDescriptor>,
+        wal: Option<Arc<Wal>>,
+        cache: Option<Arc<CombinedBlockCache>>,
+        config: RegionConfig,
+    ) -> Result<Region> {
+        let dir = table_dir.join(&info.encoded_name);
+        layout::write_region_info(&*config.fs, &dir, &info)?;
+        Region::open(&dir, descriptor, wal, cache, config)
+    }
+
+    /// Opens an existing region directory: removes half-written files under `.tmp`, opens
+    /// every store, and starts MVCC after the highest flushed sequence id.
+    pub fn open(
+        dir: &Path,
+        descriptor: Arc<TableDescriptor>,
+        wal: Option<Arc<Wal>>,
+        cache: Option<Arc<CombinedBlockCache>>,
+        config: RegionConfig,
+    ) -> Result<Region> {
+        let fs = config.fs.clone();
+        let info = layout::read_region_info(&*fs, dir)?;
+        let tmp = dir.join(TMP_DIR);
+        fs.delete(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        let mut stores = BTreeMap::new();
+        for f in &descriptor.families {
+            stores.insert(
+                f.name.clone(),
+                Arc::new(Store::open(
+                    fs.clone(),
+                    dir,
+                    f.clone(),
+                    cache.clone(),
+                    config.direct_io,
+                )?),
+            );
+        }
+        let max_seq = stores
+            .values()
+            .map(|s| s.max_sequence_id())
+            .max()
+            .unwrap_or(0);
+        Ok(Region {
+            info,
+            descriptor,
+            dir: dir.to_path_buf(),
+            stores,
+            mvcc: Mvcc::new(max_seq),
+            wal: wal.map(OnceLock::from).unwrap_or_default(),
+            flush_queued: AtomicBool::new(false),
+            memstore_bytes: AtomicU64::new(0),
+            updates: RwLock::new(()),
+            row_locks: (0..ROW_LOCK_STRIPES).map(|_| RwLock::new(())).collect(),
+            flush_lock: Mutex::new(()),
+            read_points: Arc::default(),
+            metrics: Arc::default(),
+            config,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// Gives a region opened for recovery its WAL once replay is done.
+    pub fn attach_wal(&self, wal: Arc<Wal>) {
+        let _ = self.wal.set(wal);
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
+        self.stores.values()
+    }
+
+    pub fn store(&self, family: &[u8]) -> Option<&Arc<Store>> {
+        self.stores.get(family)
+    }
+
+    pub fn read_point(&self) -> u64 {
+        self.mvcc.read_point()
+    }
+
+    /// The highest sequence id handed out.
+    pub fn write_point(&self) -> u64 {
+        self.mvcc.write_point()
+    }
+
+    /// Bytes in memstores, flush snapshots included (kept as one counter: every write reads
+    /// it).
+    pub fn memstore_size(&self) -> u64 {
+        self.memstore_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The store of each cell; the families were checked already.
+    fn stores_of(&self, cells: &[KeyValue]) -> Vec<&Arc<Store>> {
+        cells
+            .iter()
+            .map(|c| &self.stores[c.key().family()])
+            .collect()
+    }
+
+    pub fn needs_flush(&self) -> bool {
+        self.memstore_size() > self.descriptor.memstore_flush_size
+    }
+
+    /// Highest sequence id in the store files, per family (edits at or below it are
+    /// already durable there and are not replayed).
+    pub fn flushed_sequence_ids(&self) -> BTreeMap<Vec<u8>, u64> {
+        self.stores
+            .iter()
+            .map(|(k, s)| (k.clone(), s.max_sequence_id()))
+            .collect()
+    }
+
+    fn row_lock(&self, row: &[u8]) -> &RwLock<()> {
+        &self.row_locks[self.row_stripe(row)]
+    }
+
+    fn row_stripe(&self, row: &[u8]) -> usize {
+        xxhash_rust::xxh3::xxh3_64(row) as usize % ROW_LOCK_STRIPES
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(RegionError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn check_row(&self, row: &[u8]) -> Result<()> {
+        if row.len() > i16::MAX as usize {
+            return Err(RegionError::InvalidArgument(format!(
+                "row of {} bytes is longer than HBase's limit of 32767",
+                row.len()
+            )));
+        }
+        if !self.info.contains_row(row) {
+            return Err(RegionError::InvalidArgument(format!(
+                "row {} is outside region {}",
+                cairn_hfile::cell::Escaped(row),
+                self.info.region_name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_family(&self, family: &[u8]) -> Result<&Arc<Store>> {
+        self.stores
+            .get(family)
+            .ok_or_else(|| RegionError::NoSuchFamily {
+                table: self.info.table.to_string(),
+                family: String::from_utf8_lossy(family).into_owned(),
+            })
+    }
+
+    /// Flushes (if asked) and refuses further operations.
+    pub fn close(&self, flush: bool) -> Result<()> {
+        if flush {
+            self.flush()?;
+        }
+        self.closed.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Gauges plus counters, HBase's names.
+    pub fn metric_values(&self) -> Vec<(&'static str, u64)> {
+        let mut v = self.metrics.counters();
+        v.push(("memStoreSize", self.memstore_size()));
+        v.push((
+            "storeFileCount",
+            self.stores.values().map(|s| s.file_count() as u64).sum(),
+        ));
+        v.push((
+            "storeFileSize",
+            self.stores.values().map(|s| s.files_size()).sum(),
+        ));
+        v.push(("storeCount", self.stores.len() as u64));
+        v.push(("maxSequenceId", self.mvcc.write_point()));
+        v
+    }
+}

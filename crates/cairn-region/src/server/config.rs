@@ -1,0 +1,117 @@
+//! How the embedded region server runs: its root, WAL, block cache, region settings and
+//! background work, settable by HBase's property names.
+
+use super::*;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The root directory on the filesystem `region.fs` (local unless the root was an
+    /// `hdfs://` URI, see [`ServerConfig::from_uri`]).
+    pub root: PathBuf,
+    /// `hbase.wal.dir`: where the WAL goes, on `wal_fs`; `None` puts it in `<root>/WALs`
+    /// on the root's filesystem (HBase's default).
+    pub wal_dir: Option<PathBuf>,
+    /// The filesystem of `wal_dir` (local if unset).
+    pub wal_fs: Option<Arc<dyn FileSystem>>,
+    pub wal: WalOptions,
+    /// `None`: no block cache (reads go to the files every time).
+    pub block_cache: Option<BlockCacheConfig>,
+    pub region: RegionConfig,
+    /// Run flushes and compactions on background threads (off: only when asked).
+    pub background: bool,
+    /// `hbase.regionserver.maxlogs` (32): past this many closed WAL segments, the regions
+    /// holding the oldest one are flushed so it can be dropped.
+    pub max_wal_segments: usize,
+}
+
+impl ServerConfig {
+    /// Applies an HBase property by its HBase name; names cairn does not use are ignored (as
+    /// HBase ignores unknown keys), malformed values are errors naming the key.
+    pub fn set_property(&mut self, key: &str, value: &str) -> Result<()> {
+        let bad = || RegionError::InvalidArgument(format!("{key} = {value:?} is not valid"));
+        let v = value.trim();
+        match key {
+            "hbase.regionserver.maxlogs" => self.max_wal_segments = v.parse().map_err(|_| bad())?,
+            "hbase.rootdir" => {
+                let (fs, root) = cairn_fs::resolve(v)
+                    .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
+                self.region.fs = fs;
+                self.root = root;
+            }
+            "hbase.wal.dir" => {
+                let (fs, dir) = cairn_fs::resolve(v)
+                    .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
+                self.wal_fs = Some(fs);
+                self.wal_dir = Some(dir);
+            }
+            "cairn.direct_io_for_flush_and_compaction" => {
+                self.region.direct_io = v.parse().map_err(|_| bad())?
+            }
+            "cairn.wal.recycled_segments" => {
+                self.wal.recycled_segments = v.parse().map_err(|_| bad())?
+            }
+            "hbase.hregion.memstore.block.multiplier" => {
+                self.region.block_multiplier = v.parse().map_err(|_| bad())?
+            }
+            "hbase.hstore.compaction.throughput.higher.bound" => {
+                let n: u64 = v.parse().map_err(|_| bad())?;
+                self.region.throttle.bytes_per_second = (n > 0).then_some(n);
+            }
+            "hbase.regionserver.thread.compaction.throttle" | "hbase.hstore.blockingWaitTime" => {}
+            k if k.starts_with("hbase.hstore.compaction.")
+                || k == "hbase.hstore.compactionThreshold"
+                || k == "hbase.hstore.blockingStoreFiles"
+                || k.starts_with("hbase.hregion.majorcompaction") =>
+            {
+                self.region
+                    .compaction
+                    .set(k, v)
+                    .map_err(RegionError::InvalidArgument)?
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A server rooted at a local directory.
+    pub fn new(root: impl Into<PathBuf>) -> ServerConfig {
+        ServerConfig {
+            root: root.into(),
+            wal_dir: None,
+            wal_fs: None,
+            wal: WalOptions::default(),
+            block_cache: None,
+            region: RegionConfig::default(),
+            background: true,
+            max_wal_segments: 32,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// A server rooted at `root`: a local path, `file:///dir` or `hdfs://host:port/dir`.
+    pub fn from_uri(root: &str) -> Result<ServerConfig> {
+        let mut c = ServerConfig::new(PathBuf::new());
+        c.set_property("hbase.rootdir", root)?;
+        Ok(c)
+    }
+
+    /// The filesystem the root is on.
+    pub fn fs(&self) -> &Arc<dyn FileSystem> {
+        &self.region.fs
+    }
+
+    /// Where the WAL goes: `hbase.wal.dir`, else `<root>/WALs` on the root's filesystem.
+    pub fn wal_location(&self) -> (Arc<dyn FileSystem>, PathBuf) {
+        match &self.wal_dir {
+            Some(d) => (
+                self.wal_fs
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(cairn_fs::LocalFileSystem)),
+                d.clone(),
+            ),
+            None => (self.region.fs.clone(), layout::wal_dir(&self.root)),
+        }
+    }
+}

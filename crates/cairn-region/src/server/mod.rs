@@ -1,0 +1,412 @@
+//! The embedded region server: tables and their regions under one root directory, one WAL,
+//! one block cache, and background flushes and compactions (HBase's `HRegionServer` plus
+//! the parts of the master that create and drop tables).
+
+mod background;
+mod config;
+mod open;
+mod table;
+
+use background::{spawn_worker, Work};
+pub use config::ServerConfig;
+pub use open::RecoveryReport;
+pub use table::{Table, TableScanner};
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use cairn_blockcache::{BlockCacheConfig, CombinedBlockCache};
+use cairn_fs::FileSystem;
+use cairn_hfile::KeyValue;
+use cairn_wal::{Wal, WalOptions};
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::descriptor::{TableDescriptor, TableName};
+use crate::error::{RegionError, Result};
+use crate::layout::{self, RegionInfo, DISABLED_MARKER, REGION_INFO_FILE};
+use crate::mutation::{Delete, Get, Increment, Put, Scan};
+use crate::region::{Region, RegionConfig};
+use crate::scanner::RegionScanner;
+use crate::store::now_ms;
+
+/// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
+pub const MINI_BATCH_SIZE: usize = 20_000;
+
+pub struct RegionServer {
+    config: ServerConfig,
+    wal: Arc<Wal>,
+    cache: Option<Arc<CombinedBlockCache>>,
+    /// Swapped whole by create and delete (under `admin`), so a read finds its table without
+    /// a lock or a shared count to write, and never waits for an admin operation's I/O.
+    tables: ArcSwap<BTreeMap<TableName, Arc<Table>>>,
+    admin: parking_lot::Mutex<()>,
+    flush_tx: Option<Sender<Work>>,
+    compact_tx: Option<Sender<Work>>,
+    workers: parking_lot::Mutex<Vec<JoinHandle<()>>>,
+    pub recovery: RecoveryReport,
+}
+
+impl std::fmt::Debug for RegionServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegionServer")
+            .field("root", &self.config.root)
+            .finish()
+    }
+}
+
+impl RegionServer {
+    pub fn root(&self) -> &Path {
+        &self.config.root
+    }
+
+    pub fn wal(&self) -> &Arc<Wal> {
+        &self.wal
+    }
+
+    pub fn block_cache(&self) -> Option<&Arc<CombinedBlockCache>> {
+        self.cache.as_ref()
+    }
+
+    pub fn table_names(&self) -> Vec<TableName> {
+        self.tables.load().keys().cloned().collect()
+    }
+
+    pub fn table(&self, name: &TableName) -> Result<Arc<Table>> {
+        self.tables
+            .load()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| RegionError::TableNotFound(name.to_string()))
+    }
+
+    fn enabled_table(&self, name: &TableName) -> Result<Arc<Table>> {
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(RegionError::TableDisabled(name.to_string()));
+        }
+        Ok(t)
+    }
+
+    /// Creates a table, pre-split at `split_keys` (sorted, distinct, non-empty).
+    pub fn create_table(&self, descriptor: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+        descriptor.validate()?;
+        let mut keys = split_keys.to_vec();
+        keys.sort();
+        keys.dedup();
+        if keys.iter().any(|k| k.is_empty()) {
+            return Err(RegionError::InvalidArgument(
+                "split keys must not be empty".into(),
+            ));
+        }
+        let _admin = self.admin.lock();
+        let mut tables = BTreeMap::clone(&self.tables.load());
+        if tables.contains_key(&descriptor.name) {
+            return Err(RegionError::TableExists(descriptor.name.to_string()));
+        }
+        let fs = self.config.fs();
+        let tdir = layout::table_dir(&self.config.root, &descriptor.name);
+        if fs.exists(&tdir).map_err(|e| RegionError::io(&tdir, e))? {
+            return Err(RegionError::TableExists(format!(
+                "{} (directory {} exists)",
+                descriptor.name,
+                tdir.display()
+            )));
+        }
+        layout::write_table_descriptor(&**fs, &tdir, &descriptor)?;
+        let desc = Arc::new(descriptor);
+        let id = now_ms() as u64;
+        let mut bounds = vec![Vec::new()];
+        bounds.extend(keys);
+        let mut regions = Vec::new();
+        for (i, start) in bounds.iter().enumerate() {
+            let end = bounds.get(i + 1).cloned().unwrap_or_default();
+            let info = RegionInfo::new(desc.name.clone(), start, &end, id);
+            regions.push(Arc::new(Region::create(
+                &tdir,
+                info,
+                desc.clone(),
+                Some(self.wal.clone()),
+                self.cache.clone(),
+                self.config.region.clone(),
+            )?));
+        }
+        tables.insert(
+            desc.name.clone(),
+            Arc::new(Table {
+                descriptor: desc,
+                regions,
+                enabled: AtomicBool::new(true),
+                dir: tdir,
+            }),
+        );
+        self.tables.store(Arc::new(tables));
+        Ok(())
+    }
+
+    /// Disables a table: memstores are flushed, reads and writes refused until enabled.
+    pub fn disable_table(&self, name: &TableName) -> Result<()> {
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(RegionError::TableDisabled(name.to_string()));
+        }
+        for r in &t.regions {
+            r.flush()?;
+        }
+        layout::write_atomically(&**self.config.fs(), &t.dir.join(DISABLED_MARKER), b"")?;
+        t.enabled.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn enable_table(&self, name: &TableName) -> Result<()> {
+        let t = self.table(name)?;
+        let marker = t.dir.join(DISABLED_MARKER);
+        self.config
+            .fs()
+            .delete(&marker)
+            .map_err(|e| RegionError::io(&marker, e))?;
+        t.enabled.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn is_table_enabled(&self, name: &TableName) -> Result<bool> {
+        Ok(self.table(name)?.is_enabled())
+    }
+
+    /// Deletes a disabled table and its files (HBase requires disabling first).
+    pub fn delete_table(&self, name: &TableName) -> Result<()> {
+        let _admin = self.admin.lock();
+        let mut tables = BTreeMap::clone(&self.tables.load());
+        let t = tables
+            .get(name)
+            .cloned()
+            .ok_or_else(|| RegionError::TableNotFound(name.to_string()))?;
+        if t.is_enabled() {
+            return Err(RegionError::InvalidArgument(format!(
+                "table {name} must be disabled before it is deleted"
+            )));
+        }
+        for r in &t.regions {
+            r.close(false)?;
+            for s in r.stores() {
+                for f in s.state().files.iter() {
+                    f.evict_cached_blocks();
+                }
+            }
+            self.wal
+                .mark_flushed(r.info.encoded_name.as_bytes(), u64::MAX)?;
+        }
+        tables.remove(name);
+        self.tables.store(Arc::new(tables));
+        self.config
+            .fs()
+            .delete(&t.dir)
+            .map_err(|e| RegionError::io(&t.dir, e))?;
+        Ok(())
+    }
+
+    fn after_write(&self, r: &Arc<Region>) {
+        if r.needs_flush() && !r.flush_queued.swap(true, Ordering::AcqRel) {
+            if let Some(tx) = &self.flush_tx {
+                let _ = tx.send(Work::Flush(r.clone()));
+            }
+        }
+    }
+
+    pub fn put(&self, table: &TableName, put: &Put) -> Result<()> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&put.row);
+        r.put(put)?;
+        self.after_write(r);
+        Ok(())
+    }
+
+    /// Applies puts as HBase's `batch` does: grouped by region, each region's share as
+    /// mini-batches of at most [`MINI_BATCH_SIZE`] puts with one WAL record and sync each
+    /// ([`Region::put_batch`]). Atomic per mini-batch, not across regions. A put that fails its
+    /// checks fails its mini-batch, and the error names it; earlier mini-batches stay applied.
+    pub fn put_many(&self, table: &TableName, puts: &[Put]) -> Result<()> {
+        let t = self.enabled_table(table)?;
+        if let [one] = puts {
+            return self.put(table, one);
+        }
+        let mut by_region: Vec<(&Arc<Region>, Vec<&Put>)> = Vec::new();
+        for p in puts {
+            let r = t.region_for(&p.row);
+            match by_region.iter_mut().find(|(x, _)| Arc::ptr_eq(x, r)) {
+                Some((_, v)) => v.push(p),
+                None => by_region.push((r, vec![p])),
+            }
+        }
+        for (r, puts) in by_region {
+            for chunk in puts.chunks(MINI_BATCH_SIZE) {
+                r.put_batch(chunk)?;
+                self.after_write(r);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn delete(&self, table: &TableName, delete: &Delete) -> Result<()> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&delete.row);
+        r.delete(delete)?;
+        self.after_write(r);
+        Ok(())
+    }
+
+    pub fn increment(&self, table: &TableName, inc: &Increment) -> Result<Vec<KeyValue>> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&inc.row);
+        let out = r.increment(inc)?;
+        self.after_write(r);
+        Ok(out)
+    }
+
+    pub fn check_and_put(
+        &self,
+        table: &TableName,
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        put: &Put,
+    ) -> Result<bool> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&put.row);
+        let ok = r.check_and_put(family, qualifier, expected, put)?;
+        self.after_write(r);
+        Ok(ok)
+    }
+
+    pub fn check_and_delete(
+        &self,
+        table: &TableName,
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        delete: &Delete,
+    ) -> Result<bool> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&delete.row);
+        r.check_and_delete(family, qualifier, expected, delete)
+    }
+
+    pub fn get(&self, table: &TableName, get: Get) -> Result<Vec<KeyValue>> {
+        // Borrowed from the loaded map rather than cloned: one shared count fewer to write
+        // per get.
+        let tables = self.tables.load();
+        let t = tables
+            .get(table)
+            .ok_or_else(|| RegionError::TableNotFound(table.to_string()))?;
+        if !t.is_enabled() {
+            return Err(RegionError::TableDisabled(table.to_string()));
+        }
+        t.region_for(&get.row).get(get)
+    }
+
+    /// Gets a batch: grouped by region, each group walked in key order; results in the
+    /// order asked.
+    pub fn get_many(&self, table: &TableName, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
+        let t = self.enabled_table(table)?;
+        let n = gets.len();
+        let mut groups: BTreeMap<usize, (Vec<usize>, Vec<Get>)> = BTreeMap::new();
+        for (i, g) in gets.into_iter().enumerate() {
+            let e = groups.entry(t.region_index(&g.row)).or_default();
+            e.0.push(i);
+            e.1.push(g);
+        }
+        let mut out = vec![Vec::new(); n];
+        for (r, (idx, gets)) in groups {
+            for (i, res) in idx.into_iter().zip(t.regions[r].get_many(gets)?) {
+                out[i] = res;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A scanner over the table's regions in order (reverse order when reversed).
+    pub fn scanner(&self, table: &TableName, scan: Scan) -> Result<TableScanner> {
+        let t = self.enabled_table(table)?;
+        TableScanner::new(t, scan)
+    }
+
+    /// Flushes every region of a table.
+    pub fn flush_table(&self, table: &TableName) -> Result<()> {
+        for r in &self.table(table)?.regions {
+            r.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Compacts every region of a table now, on the calling thread.
+    pub fn compact_table(&self, table: &TableName, major: bool) -> Result<()> {
+        for r in &self.table(table)?.regions {
+            r.compact(major)?;
+        }
+        Ok(())
+    }
+
+    /// Queues a compaction of every region of a table on the background pool (HBase's
+    /// `compact` / `majorCompact` admin calls return at once too).
+    pub fn request_compaction(&self, table: &TableName, major: bool) -> Result<()> {
+        let t = self.table(table)?;
+        for r in &t.regions {
+            match &self.compact_tx {
+                Some(tx) => {
+                    let _ = tx.send(Work::Compact(r.clone(), major));
+                }
+                None => {
+                    r.compact(major)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Per-region metrics, with the region name.
+    pub fn region_metrics(&self) -> Vec<(String, Vec<(&'static str, u64)>)> {
+        let mut out = Vec::new();
+        for t in self.tables.load().values() {
+            for r in &t.regions {
+                out.push((r.info.region_name(), r.metric_values()));
+            }
+        }
+        out
+    }
+
+    /// Flushes every memstore and stops the background threads; the WAL is synced.
+    pub fn close(&self) -> Result<()> {
+        for tx in self.flush_tx.iter().chain(self.compact_tx.iter()) {
+            let _ = tx.send(Work::Stop);
+        }
+        for w in self.workers.lock().drain(..) {
+            let _ = w.join();
+        }
+        let tables: Vec<_> = self.tables.load().values().cloned().collect();
+        for t in &tables {
+            for r in &t.regions {
+                if !r.is_closed() {
+                    r.close(true)?;
+                }
+            }
+        }
+        // Everything is in store files now: roll, so the last segment is closed too and can
+        // go, and the next open has nothing to replay.
+        self.wal.roll()?;
+        for t in &tables {
+            for r in &t.regions {
+                self.wal
+                    .mark_flushed(r.info.encoded_name.as_bytes(), r.write_point())?;
+            }
+        }
+        self.wal.sync(true)?;
+        if let Some(c) = &self.cache {
+            c.shutdown();
+        }
+        Ok(())
+    }
+}

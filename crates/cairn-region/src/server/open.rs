@@ -1,0 +1,169 @@
+//! Opening the server: tables and regions from the root directory, then the WAL replayed
+//! into them (recovery).
+
+use super::*;
+
+/// What opening found in the WAL.
+#[derive(Clone, Debug, Default)]
+pub struct RecoveryReport {
+    pub tables: usize,
+    pub regions: usize,
+    pub wal: Option<cairn_wal::ReplayReport>,
+    pub edits_replayed: u64,
+    pub cells_replayed: u64,
+    /// Edits for regions that no longer exist (dropped tables).
+    pub edits_skipped: u64,
+}
+
+/// The subdirectories of `dir` whose names do not start with `.`, sorted; none if `dir` is
+/// missing.
+pub(super) fn read_dirs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = match fs.list(dir) {
+        Ok(entries) => entries
+            .into_iter()
+            .filter(|e| e.is_dir)
+            .filter(|e| {
+                !e.path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .map(|e| e.path)
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(RegionError::io(dir, e)),
+    };
+    out.sort();
+    Ok(out)
+}
+
+impl RegionServer {
+    /// Opens (creating) the root directory: loads every table and region, replays the WAL
+    /// into them, and flushes what was replayed so the old WAL segments can go.
+    pub fn open(config: ServerConfig) -> Result<Arc<RegionServer>> {
+        let root = config.root.clone();
+        let fs = config.region.fs.clone();
+        let (wal_fs, wal_dir) = config.wal_location();
+        let data = layout::data_dir(&root);
+        fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
+        let cache = match &config.block_cache {
+            Some(c) => Some(Arc::new(
+                CombinedBlockCache::new(c.clone()).map_err(|e| RegionError::io(&root, e))?,
+            )),
+            None => None,
+        };
+        // Regions open without a WAL first: the WAL replays into them before taking writes.
+        let mut tables = BTreeMap::new();
+        let mut pending = Vec::new();
+        for ns in read_dirs(&*fs, &data)? {
+            for tdir in read_dirs(&*fs, &ns)? {
+                let Some(desc) = layout::read_table_descriptor(&*fs, &tdir)? else {
+                    continue;
+                };
+                let desc = Arc::new(desc);
+                let mut regions = Vec::new();
+                for rdir in read_dirs(&*fs, &tdir)? {
+                    let info = rdir.join(REGION_INFO_FILE);
+                    if fs.exists(&info).map_err(|e| RegionError::io(&info, e))? {
+                        regions.push(rdir);
+                    }
+                }
+                pending.push((desc, tdir, regions));
+            }
+        }
+        // Open regions with a placeholder-free path: create the WAL after loading regions
+        // so replay can route edits; regions get the WAL handle through `attach`.
+        // Encoded region name -> the region and its per-family flushed sequence ids.
+        type Recovering = (Arc<Region>, BTreeMap<Vec<u8>, u64>);
+        let mut by_name: HashMap<Vec<u8>, Recovering> = HashMap::new();
+        let mut staged = Vec::new();
+        for (desc, tdir, rdirs) in pending {
+            let mut regions = Vec::new();
+            for rdir in rdirs {
+                let r = Arc::new(Region::open(
+                    &rdir,
+                    desc.clone(),
+                    None,
+                    cache.clone(),
+                    config.region.clone(),
+                )?);
+                by_name.insert(
+                    r.info.encoded_name.as_bytes().to_vec(),
+                    (r.clone(), r.flushed_sequence_ids()),
+                );
+                regions.push(r);
+            }
+            staged.push((desc, tdir, regions));
+        }
+        let mut report = RecoveryReport::default();
+        let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
+        let (wal, wal_report) = Wal::open_on(wal_fs, &wal_dir, config.wal.clone(), |edit| {
+            match by_name.get(&edit.region) {
+                Some((r, flushed)) => {
+                    report.cells_replayed += r.replay(&edit, flushed);
+                    report.edits_replayed += 1;
+                }
+                None => report.edits_skipped += 1,
+            }
+            let e = seen.entry(edit.region.clone()).or_default();
+            *e = (*e).max(edit.sequence_id);
+            Ok(())
+        })?;
+        drop(by_name);
+        report.wal = Some(wal_report);
+        let wal = Arc::new(wal);
+        for (desc, tdir, mut regions) in staged {
+            for r in &regions {
+                // Replayed edits go to store files before the region takes writes, so the
+                // old segments can be dropped.
+                if seen.contains_key(r.info.encoded_name.as_bytes()) {
+                    r.flush()?;
+                }
+                r.attach_wal(wal.clone());
+            }
+            regions.sort_by(|a, b| a.info.start_key.cmp(&b.info.start_key));
+            report.regions += regions.len();
+            report.tables += 1;
+            let marker = tdir.join(DISABLED_MARKER);
+            let enabled = !fs
+                .exists(&marker)
+                .map_err(|e| RegionError::io(&marker, e))?;
+            tables.insert(
+                desc.name.clone(),
+                Arc::new(Table {
+                    descriptor: desc,
+                    regions,
+                    enabled: AtomicBool::new(enabled),
+                    dir: tdir,
+                }),
+            );
+        }
+        // Everything replayed is in store files now. Only up to what was replayed: later
+        // edits of these regions will get higher sequence ids and must stay.
+        for (name, seq) in &seen {
+            wal.mark_flushed(name, *seq)?;
+        }
+        let mut server = RegionServer {
+            config,
+            wal,
+            cache,
+            tables: ArcSwap::from_pointee(tables),
+            admin: parking_lot::Mutex::new(()),
+            flush_tx: None,
+            compact_tx: None,
+            workers: parking_lot::Mutex::new(Vec::new()),
+            recovery: report,
+        };
+        if server.config.background {
+            let (ftx, frx) = crossbeam_channel::unbounded();
+            let (ctx, crx) = crossbeam_channel::unbounded();
+            server.flush_tx = Some(ftx);
+            server.compact_tx = Some(ctx);
+            let server = Arc::new(server);
+            let w1 = spawn_worker("cairn-flusher", frx, Arc::downgrade(&server));
+            let w2 = spawn_worker("cairn-compactor", crx, Arc::downgrade(&server));
+            server.workers.lock().extend([w1, w2]);
+            return Ok(server);
+        }
+        Ok(Arc::new(server))
+    }
+}
