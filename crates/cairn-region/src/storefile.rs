@@ -113,25 +113,21 @@ impl StoreFile {
     }
 }
 
+/// HBase's `TimeRangeTracker` message (HBase.proto): a store file's `[from, to]` timestamps.
+#[derive(Clone, PartialEq, prost::Message)]
+struct TimeRangeTracker {
+    #[prost(uint64, optional, tag = "1")]
+    from: Option<u64>,
+    #[prost(uint64, optional, tag = "2")]
+    to: Option<u64>,
+}
+
 /// HBase writes `TIMERANGE` as two big-endian longs (older writers) or `PBUF` +
-/// `TimeRangeTracker { from = 1, to = 2 }`.
+/// [`TimeRangeTracker`].
 fn parse_time_range(v: &[u8]) -> Option<(i64, i64)> {
     let (lo, hi) = if let Some(body) = v.strip_prefix(b"PBUF") {
-        let mut lo = None;
-        let mut hi = None;
-        let mut p = body;
-        while !p.is_empty() {
-            let tag = p[0];
-            p = &p[1..];
-            let (val, n) = read_varint(p)?;
-            p = &p[n..];
-            match tag {
-                0x08 => lo = Some(val as i64),
-                0x10 => hi = Some(val as i64),
-                _ => return None,
-            }
-        }
-        (lo?, hi?)
+        let t = <TimeRangeTracker as prost::Message>::decode(body).ok()?;
+        (t.from? as i64, t.to? as i64)
     } else if v.len() == 16 {
         (
             i64::from_be_bytes(v[..8].try_into().ok()?),
@@ -141,17 +137,6 @@ fn parse_time_range(v: &[u8]) -> Option<(i64, i64)> {
         return None;
     };
     (lo <= hi).then_some((lo, hi))
-}
-
-fn read_varint(p: &[u8]) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, b) in p.iter().enumerate().take(10) {
-        v |= ((b & 0x7f) as u64) << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((v, i + 1));
-        }
-    }
-    None
 }
 
 /// Writer options for a family's store files.
@@ -180,6 +165,22 @@ mod tests {
         raw.extend_from_slice(&9i64.to_be_bytes());
         assert_eq!(parse_time_range(&raw), Some((5, 9)));
         assert_eq!(parse_time_range(b"PBUF\x08\x05\x10\x09"), Some((5, 9)));
+        let tracker = TimeRangeTracker {
+            from: Some(1_700_000_000_000),
+            to: Some(1_800_000_000_000),
+        };
+        let mut pb = b"PBUF".to_vec();
+        pb.extend(prost::Message::encode_to_vec(&tracker));
+        assert_eq!(
+            parse_time_range(&pb),
+            Some((1_700_000_000_000, 1_800_000_000_000))
+        );
+        assert_eq!(parse_time_range(b"PBUF\x10\x09"), None, "no from");
+        assert_eq!(
+            parse_time_range(b"PBUF\x08\x09\x10\x05"),
+            None,
+            "from after to"
+        );
         assert_eq!(parse_time_range(b"PBUF\x08"), None);
         assert_eq!(parse_time_range(b"xx"), None);
     }
