@@ -28,10 +28,20 @@ fn cache_blocks_false_leaves_data_blocks_out_of_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let data = format!("--data={}", dir.path().display());
     // ~3 MB of cells: about 50 data blocks of 64 KiB.
-    let w = pe_json(&[&data, "--rows=20000", "--valueSize=100", "sequentialWrite", "1"]);
+    let w = pe_json(&[
+        &data,
+        "--rows=20000",
+        "--valueSize=100",
+        "sequentialWrite",
+        "1",
+    ]);
     assert_eq!(w["ops"].as_u64(), Some(20000));
     let blocks = |v: &Value| v["block_cache"]["blocks"].as_u64().unwrap();
-    for command in [&["randomRead"][..], &["--multiGet=20", "randomRead"], &["scan"]] {
+    for command in [
+        &["randomRead"][..],
+        &["--multiGet=20", "randomRead"],
+        &["scan"],
+    ] {
         let run = |cache: &str| {
             let mut args = vec![data.as_str(), "--rows=20000", cache];
             args.extend_from_slice(command);
@@ -39,7 +49,10 @@ fn cache_blocks_false_leaves_data_blocks_out_of_the_cache() {
             pe_json(&args)
         };
         let uncached = run("--cacheBlocks=false");
-        assert!(uncached["rows_returned"].as_u64().unwrap() > 0, "{command:?}");
+        assert!(
+            uncached["rows_returned"].as_u64().unwrap() > 0,
+            "{command:?}"
+        );
         // The index and Bloom blocks may be cached; none of the ~50 data blocks.
         assert!(
             blocks(&uncached) <= 5,

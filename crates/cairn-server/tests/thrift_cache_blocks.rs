@@ -90,7 +90,9 @@ fn a_thrift_scan_with_cache_blocks_false_caches_no_data_block() {
             reversed: None,
             cache_blocks,
         };
-        let id = c.scanner_open_with_scan(t.clone(), scan, no_attrs()).unwrap();
+        let id = c
+            .scanner_open_with_scan(t.clone(), scan, no_attrs())
+            .unwrap();
         let mut n = 0;
         loop {
             let rows = c.scanner_get_list(id, 500).unwrap();
@@ -103,8 +105,16 @@ fn a_thrift_scan_with_cache_blocks_false_caches_no_data_block() {
         n
     };
     assert_eq!(scan_all(Some(false)), 3000);
-    assert_eq!(l2_blocks(), 0, "data blocks cached by a cacheBlocks=false scan");
+    assert_eq!(
+        l2_blocks(),
+        0,
+        "data blocks cached by a cacheBlocks=false scan"
+    );
     assert_eq!(scan_all(None), 3000);
-    assert!(l2_blocks() >= 20, "a caching scan cached only {}", l2_blocks());
+    assert!(
+        l2_blocks() >= 20,
+        "a caching scan cached only {}",
+        l2_blocks()
+    );
     server.shutdown().unwrap();
 }

@@ -84,17 +84,17 @@ impl Implementation {
             Ok(value) => match value.parse::<Implementation>() {
                 Ok(i) if i.is_available() => i,
                 Ok(i) => {
-                    eprintln!(
-                        "cairn-checksum: {IMPLEMENTATION_ENV}={value}: the {} kernel is not \
-                         supported by this CPU; using {}",
+                    tracing::warn!(
+                        "{IMPLEMENTATION_ENV}={value}: the {} kernel is not supported by this \
+                         CPU; using {}",
                         i.name(),
                         Implementation::best().name()
                     );
                     Implementation::best()
                 }
                 Err(e) => {
-                    eprintln!(
-                        "cairn-checksum: {IMPLEMENTATION_ENV}: {e}; using {}",
+                    tracing::warn!(
+                        "{IMPLEMENTATION_ENV}: {e}; using {}",
                         Implementation::best().name()
                     );
                     Implementation::best()

@@ -477,7 +477,7 @@ impl OpenFile {
             datanode_uuid: dn.id.datanode_uuid.clone(),
             detail: detail.to_string(),
         };
-        eprintln!("WARN cairn_fs::hdfs: {bad}; reporting it to the NameNode");
+        tracing::warn!("{bad}; reporting it to the NameNode");
         {
             let mut known = self.bad.lock().unwrap_or_else(|e| e.into_inner());
             let key = (located.b.block_id, dn.id.datanode_uuid.clone());
@@ -503,7 +503,7 @@ impl OpenFile {
             .reads
             .with_namenode(|nn| nn.report_bad_blocks(vec![report.clone()]))
         {
-            eprintln!("WARN cairn_fs::hdfs: reporting the bad replica failed: {e}");
+            tracing::warn!("reporting the bad replica failed: {e}");
         }
     }
 }

@@ -35,14 +35,14 @@ pub(super) fn spawn_worker(
                 Work::Flush(r) => {
                     if r.memstore_size() > 0 && !r.is_closed() {
                         if let Err(e) = r.flush() {
-                            eprintln!("cairn: flush of {} failed: {e}", r.info.region_name());
+                            tracing::error!("flush of {} failed: {e}", r.info.region_name());
                         }
                     }
                 }
                 Work::Compact(r, major) => {
                     if !r.is_closed() {
                         if let Err(e) = r.compact(major) {
-                            eprintln!("cairn: compaction of {} failed: {e}", r.info.region_name());
+                            tracing::error!("compaction of {} failed: {e}", r.info.region_name());
                         }
                     }
                 }
