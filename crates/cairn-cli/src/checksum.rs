@@ -16,7 +16,10 @@ use cairn_checksum::{
 };
 use clap::Subcommand;
 
-use crate::progress;
+use cairn_bench::progress;
+// Sizes as Hadoop configuration writes them: `128m` and `128MiB` are both 128 × 2^20 (the one
+// size parser of every `cairn` tool).
+use cairn_bench::units::parse_bytes;
 
 /// Data is read in pieces of about this size.
 const READ_BYTES: usize = 4 << 20;
@@ -85,14 +88,6 @@ pub enum ChecksumCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-}
-
-/// Sizes as Hadoop configuration writes them: `128m` and `128MiB` are both 128 × 2^20.
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    parse_size::Config::new()
-        .with_binary()
-        .parse_size(s)
-        .map_err(|e| format!("{s:?} is not a size ({e}); try 4096, 64k, 128m or 1GiB"))
 }
 
 pub fn run(command: ChecksumCommand) -> Result<ExitCode> {

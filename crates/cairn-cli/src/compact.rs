@@ -8,15 +8,30 @@ use anyhow::{bail, Context, Result};
 use cairn_region::compaction::CompactionConfig;
 use cairn_region::offline;
 
-use crate::bench::{cpu_times, human};
+use cairn_bench::cpu::cpu_times;
+use cairn_bench::units::human;
 use clap::Args;
+use serde_json::json;
+
+const AFTER_HELP: &str = "\
+HBase's spellings: -major and -compactOnce (single dash, as CompactionTool takes them) are the
+same as --major and --once.
+
+Properties: -D hbase.hstore.compaction.* and the other compaction settings as HBase reads them;
+CompactionTool's own: -D hbase.compactiontool.compact.major=true (as -major),
+-D hbase.compactiontool.compact.once=true (as -compactOnce), and
+-D hbase.compactiontool.delete=true|false: whether the compacted input files are deleted
+(cairn's default true; keeping them, =false, is not supported yet).";
 
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct CompactArgs {
-    /// Major compaction: rewrite all files, dropping deletes, expired and surplus versions.
+    /// Major compaction: rewrite all files, dropping deletes, expired and surplus versions
+    /// (HBase: -major).
     #[arg(long, visible_alias = "major-compaction")]
     major: bool,
-    /// Just one compaction step per store (default: while the policy finds work).
+    /// Just one compaction step per store (default: while the policy finds work) (HBase:
+    /// -compactOnce).
     #[arg(long = "once", visible_alias = "compactOnce")]
     once: bool,
     /// HBase properties, e.g. -D hbase.hstore.compaction.min=2.
@@ -31,18 +46,38 @@ pub struct CompactArgs {
     paths: Vec<String>,
 }
 
+/// A CompactionTool boolean property: `true` or `false`, as Hadoop's `getBoolean` reads it.
+fn tool_bool(k: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => bail!("-D {k}={v}: expected true or false"),
+    }
+}
+
 pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut config = CompactionConfig::default();
     let mut major = a.major;
+    let mut once = a.once;
     for p in &a.properties {
         let Some((k, v)) = p.split_once('=') else {
             bail!("-D {p}: expected KEY=VALUE");
         };
-        if k.trim() == "hbase.compactiontool.compact.major" {
-            major |= v.trim() == "true";
-            continue;
+        match k.trim() {
+            "hbase.compactiontool.compact.major" => major |= tool_bool(k, v)?,
+            "hbase.compactiontool.compact.once" => once |= tool_bool(k, v)?,
+            "hbase.compactiontool.delete" => {
+                if !tool_bool(k, v)? {
+                    // Keeping the inputs needs an option of cairn-region's compaction that it
+                    // does not have yet.
+                    bail!(
+                        "-D {k}={v}: keeping the compacted input files is not supported yet \
+                         (cairn deletes them once the compacted file is in place)"
+                    );
+                }
+            }
+            k => config.set(k, v).map_err(anyhow::Error::msg)?,
         }
-        config.set(k.trim(), v).map_err(anyhow::Error::msg)?;
     }
     let mut stores = Vec::new();
     for p in &a.paths {
@@ -55,11 +90,11 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let cpu0 = cpu_times();
     let started = Instant::now();
     let total: u64 = stores.iter().filter_map(|s| s.bytes().ok()).sum();
-    let bar = crate::progress::bytes("compacting", total);
+    let bar = cairn_bench::progress::bytes("compacting", total);
     let mut reports = Vec::new();
     for store in stores {
         let dir = store.uri();
-        let r = offline::compact_family(&store, major, a.once, &config, |o| {
+        let r = offline::compact_family(&store, major, once, &config, |o| {
             bar.inc(o.bytes_in);
             bar.suspend(|| {
                 eprintln!(
@@ -100,14 +135,24 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     };
     let compactions: usize = reports.iter().map(|r| r.compactions.len()).sum();
     if a.json {
-        println!(
-            "{{\"stores\":{},\"compactions\":{compactions},\"files_in\":{files_in},\"files_out\":{files_out},\"bytes_in\":{bytes_in},\"bytes_out\":{bytes_out},\"cells_in\":{cells_in},\"cells_out\":{cells_out},\"wall_s\":{:.6},\"user_s\":{:.6},\"sys_s\":{:.6},\"checksum_bytes\":{ck_bytes},\"checksum_s\":{:.6},\"checksum_share_pct\":{share:.3}}}",
-            reports.len(),
-            wall.as_secs_f64(),
-            user.as_secs_f64(),
-            sys.as_secs_f64(),
-            ck_time.as_secs_f64()
-        );
+        let round6 = |x: f64| (x * 1e6).round() / 1e6;
+        let v = json!({
+            "stores": reports.len(),
+            "compactions": compactions,
+            "files_in": files_in,
+            "files_out": files_out,
+            "bytes_in": bytes_in,
+            "bytes_out": bytes_out,
+            "cells_in": cells_in,
+            "cells_out": cells_out,
+            "wall_s": round6(wall.as_secs_f64()),
+            "user_s": round6(user.as_secs_f64()),
+            "sys_s": round6(sys.as_secs_f64()),
+            "checksum_bytes": ck_bytes,
+            "checksum_s": round6(ck_time.as_secs_f64()),
+            "checksum_share_pct": (share * 1000.0).round() / 1000.0,
+        });
+        println!("{v}");
     } else {
         println!("| | |");
         println!("|---|---|");

@@ -1,64 +1,94 @@
-//! `cairn hfile`: HBase's `hbase hfile` (HFilePrettyPrinter) for HBase's files and cairn's.
+//! `cairn hfile`: HBase's `hbase hfile` (HFilePrettyPrinter) for HBase's files and cairn's, with
+//! its options (`-v`, `-p`, `-e`, `-m`, `-b`, `-h`, `-k`, `-s`, `-f FILE`, files) meaning what
+//! they mean there; `-h` is HBase's block headers, so help is `--help` only.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use cairn_bench::progress;
 use cairn_hfile::cell::{Escaped, KeyRef};
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{checksum_failures, HFileReader, ReaderOptions};
-use clap::Args;
+use clap::{ArgAction, ArgGroup, Args};
 use hdrhistogram::Histogram;
 
-use crate::progress;
-
 #[derive(Args)]
+#[command(disable_help_flag = true)]
+#[command(group(ArgGroup::new("input").required(true).multiple(true).args(["files", "more_files"])))]
 pub struct HFileArgs {
-    /// HFile(s) to read.
-    #[arg(short = 'f', long = "file", required = true)]
+    /// HFile to read (more may follow, with -f again or as arguments).
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Verify every block's checksums.
-    #[arg(short = 'v', long = "verify")]
+    /// HFiles to read.
+    #[arg(value_name = "FILES")]
+    more_files: Vec<PathBuf>,
+    /// Verbose: "Scanning -> FILE" before each file, every cell read and counted
+    /// ("Scanned kv count -> N"), and (cairn's) every block's checksums verified.
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
+    /// Verify every block's checksums (without -v's scan).
+    #[arg(long = "verify")]
     verify: bool,
-    /// Check that cells are in HBase's order.
+    /// Row order check: report cells out of HBase's order (exit 1 if any).
     #[arg(short = 'k', long = "checkrow")]
     check_order: bool,
     /// Print the trailer, file info, index and Bloom filter metadata.
     #[arg(short = 'm', long = "printmeta")]
     meta: bool,
-    /// Print every cell.
+    /// Print every cell: key and value.
     #[arg(short = 'p', long = "printkv")]
     print: bool,
+    /// Print every cell's key.
+    #[arg(short = 'e', long = "printkey")]
+    print_key: bool,
     /// Print key, value and row size distributions.
     #[arg(short = 's', long = "stats")]
     stats: bool,
-    /// Print every block's header.
+    /// Print the data block index (its root level: each entry's key, offset and size).
     #[arg(short = 'b', long = "printblocks")]
-    blocks: bool,
+    block_index: bool,
+    /// Print every block's header.
+    #[arg(short = 'h', long = "printblockheaders")]
+    block_headers: bool,
     /// Read without verifying inline checksums (HBase's hbase.regionserver.checksum.verify=false).
     #[arg(long)]
     no_checksum_verify: bool,
+    /// Print help (-h is HBase's block headers).
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
 }
 
 pub fn run(args: HFileArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut code = ExitCode::SUCCESS;
-    for file in &args.files {
-        if let Err(e) = one(file, &args, &mut out) {
-            if crate::is_broken_pipe(&e) {
-                return Err(e);
-            }
-            writeln!(out, "{}: ERROR: {e:#}", file.display())?;
-            code = ExitCode::from(1);
+    let mut count = 0;
+    for file in args.files.iter().chain(&args.more_files) {
+        if args.verbose {
+            writeln!(out, "Scanning -> {}", file.display())?;
         }
+        match one(file, &args, &mut out) {
+            Ok(cells) => count += cells,
+            Err(e) => {
+                if crate::is_broken_pipe(&e) {
+                    return Err(e);
+                }
+                writeln!(out, "{}: ERROR: {e:#}", file.display())?;
+                code = ExitCode::from(1);
+            }
+        }
+    }
+    if args.verbose || args.print || args.print_key {
+        writeln!(out, "Scanned kv count -> {count}")?;
     }
     out.flush()?;
     Ok(code)
 }
 
-fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
+/// One file's output; returns the cells scanned.
+fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<u64> {
     let options = ReaderOptions {
         verify_checksums: !args.no_checksum_verify,
         ..Default::default()
@@ -68,13 +98,20 @@ fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
     if args.meta {
         print_meta(&r, out)?;
     }
-    if args.blocks || args.verify {
+    if args.block_index {
+        print_block_index(&r, out)?;
+    }
+    let verify = args.verify || args.verbose;
+    if args.block_headers {
+        writeln!(out, "Block Headers:")?;
+    }
+    if args.block_headers || verify {
         let before = checksum_failures();
         let bar = progress::bytes("verifying", r.file_len());
         let mut write_error = None;
         let count = r.verify_all_blocks(|b| {
             bar.set_position(b.next_offset());
-            if args.blocks && write_error.is_none() {
+            if args.block_headers && write_error.is_none() {
                 let h = b.header();
                 let written = writeln!(
                     out,
@@ -96,7 +133,7 @@ fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
             return Err(e.into());
         }
         let count = count?;
-        if args.verify {
+        if verify {
             writeln!(
                 out,
                 "{}: verified {count} blocks ({} checksum failures)",
@@ -105,8 +142,23 @@ fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
             )?;
         }
     }
-    if args.print || args.check_order || args.stats {
-        scan(&r, args, out)?;
+    if args.verbose || args.print || args.print_key || args.check_order || args.stats {
+        return scan(&r, args, out);
+    }
+    Ok(0)
+}
+
+/// HBase's `-b`: the data block index reader's listing (its root level).
+fn print_block_index(r: &HFileReader, out: &mut impl Write) -> Result<()> {
+    let index = r.data_index();
+    writeln!(out, "Block Index:")?;
+    writeln!(out, "size={}", index.len())?;
+    for i in 0..index.len() {
+        let (key, offset, size) = index.entry(i);
+        let key = KeyRef::parse(key)
+            .map(|k| k.to_string())
+            .unwrap_or_else(|_| Escaped(key).to_string());
+        writeln!(out, "key={key}\n  offset={offset}, dataSize={size}")?;
     }
     Ok(())
 }
@@ -230,7 +282,7 @@ fn show_info_value(k: &[u8], v: &[u8]) -> String {
     }
 }
 
-fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
+fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> {
     let mut s = r.scanner();
     let mut more = s.seek_to_first()?;
     let mut prev: Option<Vec<u8>> = None;
@@ -246,6 +298,15 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
         cells += 1;
         if cells.is_multiple_of(65536) {
             bar.set_position(cells);
+        }
+        if args.print_key && !args.print {
+            writeln!(
+                out,
+                "K: {}/vlen={}/seqid={}",
+                c.key,
+                c.value.len(),
+                c.sequence_id
+            )?;
         }
         if args.print {
             let tags = if c.tags.is_empty() {
@@ -336,5 +397,5 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<()> {
             )?;
         }
     }
-    Ok(())
+    Ok(cells)
 }

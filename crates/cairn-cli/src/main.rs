@@ -1,16 +1,16 @@
 //! # cairn (the command line)
 //!
-//! The `cairn` binary: one subcommand per tool HBase users know. It owns argument parsing,
-//! progress display and exit codes; the work itself lives in the library crates.
+//! The `cairn` binary: one subcommand per tool HBase users know, taking HBase's own spellings
+//! of their options. It owns argument parsing, output and exit codes; the work itself lives in
+//! the library crates (`cairn-bench` for `pe` and `ycsb`).
 //!
 //! Exit codes: 0 success, 1 corruption found or an operation failed, 2 bad usage.
 
-mod bench;
 mod checksum;
 mod compact;
+mod hbase_args;
 mod hfile;
 mod pe;
-mod progress;
 mod serve;
 mod ycsb;
 
@@ -39,10 +39,11 @@ enum Command {
     /// Chunked checksums of files: compute, verify, HDFS-compatible file checksums, demo.
     #[command(subcommand)]
     Checksum(checksum::ChecksumCommand),
-    /// Inspect and verify HFiles (HBase's `hbase hfile`): -v verify, -k key order, -m meta,
-    /// -p print cells, -s stats, -b block headers.
+    /// Inspect and verify HFiles (HBase's `hbase hfile`): -v verbose (and verify), -k row order,
+    /// -m meta, -p print cells, -e print keys, -s stats, -b block index, -h block headers.
     Hfile(hfile::HFileArgs),
-    /// Offline compaction of a table, region or family directory (HBase's CompactionTool).
+    /// Offline compaction of a table, region or family directory (HBase's CompactionTool:
+    /// -major, -compactOnce, -D hbase.compactiontool.delete=…).
     Compact(compact::CompactArgs),
     /// HBase's PerformanceEvaluation (`hbase pe`) on an embedded store: `cairn pe [options]
     /// <command> <nclients>`, e.g. `cairn pe --rows=100000 randomRead 2`.
@@ -51,7 +52,7 @@ enum Command {
     /// `cairn ycsb load|run|all -P workloada [-p name=value]... [-threads N] [-target N] [-s]`.
     Ycsb(ycsb::YcsbArgs),
     /// HBase's Thrift1 gateway (happybase works unchanged) on an embedded store, with
-    /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR]`.
+    /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR] [-p PORT]`.
     Serve(serve::ServeArgs),
 }
 
@@ -65,7 +66,7 @@ fn main() -> ExitCode {
         libmimalloc_sys::mi_option_set_enabled(libmimalloc_sys::mi_option_large_os_pages, true);
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
     };
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(hbase_args::long_forms(std::env::args_os()));
     let result = match cli.command {
         Command::Checksum(c) => checksum::run(c),
         Command::Hfile(a) => hfile::run(a),
@@ -83,6 +84,13 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Reports bad usage found after clap's parsing (an option value a tool refuses) as clap
+/// reports its own: on stderr, exit code 2.
+pub(crate) fn usage_error(tool: &str, e: &anyhow::Error) -> ExitCode {
+    eprintln!("cairn {tool}: error: {e:#}");
+    ExitCode::from(2)
 }
 
 /// True when `e` comes from writing to a closed pipe.

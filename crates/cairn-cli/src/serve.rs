@@ -10,26 +10,49 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+const AFTER_HELP: &str = "\
+HBase's Thrift server options: -p/--port, -b/--bind, --infoport as HBase's; -c/--compact and
+-f/--framed are accepted and change nothing: cairn serves the binary and compact protocols,
+buffered and framed, on the one port, telling them apart per connection. They apply after
+--thrift and --http, which give whole addresses.";
+
 #[derive(Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct ServeArgs {
     /// Data directory (tables, WAL); created if missing [default: ./cairn-data].
     #[arg(long = "data", value_name = "DIR")]
     data: Option<PathBuf>,
     /// TOML configuration (cairn's keys and HBase's property names).
-    #[arg(long, short = 'c', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Thrift address [default: 127.0.0.1:9090]; port 0 picks a free port.
     #[arg(long, value_name = "HOST:PORT")]
     thrift: Option<String>,
+    /// Thrift port (HBase's -p; hbase.regionserver.thrift.port).
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    port: Option<u16>,
+    /// Thrift bind address (HBase's -b; hbase.regionserver.thrift.ipaddress).
+    #[arg(short = 'b', long = "bind", value_name = "ADDRESS")]
+    bind: Option<String>,
     /// HTTP address for /metrics, /jmx and /health [default: 127.0.0.1:9095]; "" turns it off.
     #[arg(long, value_name = "HOST:PORT")]
     http: Option<String>,
+    /// HTTP port (HBase's web UI port, hbase.thrift.info.port); negative turns it off.
+    #[arg(long = "infoport", value_name = "PORT", allow_negative_numbers = true)]
+    infoport: Option<i32>,
+    /// Compact protocol (HBase's -c): accepted; every protocol is served.
+    #[arg(short = 'c', long = "compact")]
+    compact: bool,
+    /// Framed transport (HBase's -f): accepted; every transport is served.
+    #[arg(short = 'f', long = "framed")]
+    framed: bool,
     /// Any setting by name, after the config file: -D hbase.client.scanner.timeout.period=30000
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     define: Vec<String>,
 }
 
-pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+/// The server's configuration: defaults, the config file, `-D`s, then the options.
+fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     let mut config = cairn_server::Config::default();
     if let Some(path) = &a.config {
         let text =
@@ -51,6 +74,22 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(h) = &a.http {
         config.http_addr = (!h.is_empty()).then(|| h.clone());
     }
+    if let Some(b) = &a.bind {
+        config.set("hbase.regionserver.thrift.ipaddress", b)?;
+    }
+    if let Some(p) = a.port {
+        config.set("hbase.regionserver.thrift.port", &p.to_string())?;
+    }
+    if let Some(p) = a.infoport {
+        config.set("hbase.thrift.info.port", &p.to_string())?;
+    }
+    // -c and -f: the server detects the protocol and transport of each connection.
+    let _ = (a.compact, a.framed);
+    Ok(config)
+}
+
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = config(&a)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
@@ -77,4 +116,56 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     server.shutdown()?;
     println!("cairn serve: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        a: ServeArgs,
+    }
+
+    fn config_of(args: &[&str]) -> cairn_server::Config {
+        let p = Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        config(&p.a).unwrap()
+    }
+
+    #[test]
+    fn hbase_thrift_server_options() {
+        let c = config_of(&["-p", "9191", "--infoport", "9196", "-c", "-f"]);
+        assert_eq!(c.thrift_addr, "127.0.0.1:9191");
+        assert_eq!(c.http_addr.as_deref(), Some("127.0.0.1:9196"));
+        let c = config_of(&[
+            "--bind",
+            "0.0.0.0",
+            "--port",
+            "9292",
+            "--compact",
+            "--framed",
+        ]);
+        assert_eq!(c.thrift_addr, "0.0.0.0:9292");
+        let c = config_of(&["-b", "10.1.2.3", "--thrift", "127.0.0.1:7000"]);
+        assert_eq!(c.thrift_addr, "10.1.2.3:7000");
+        let c = config_of(&["--infoport", "-1"]);
+        assert_eq!(c.http_addr, None);
+        // -c is the compact protocol now: it takes no file.
+        assert!(Serve::try_parse_from(["serve", "-c", "cairn.toml"]).is_err());
+    }
+
+    #[test]
+    fn config_file_is_a_long_option() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("cairn.toml");
+        std::fs::write(&f, "thrift = \"127.0.0.1:7777\"\n").unwrap();
+        let c = config_of(&["--config", f.to_str().unwrap()]);
+        assert_eq!(c.thrift_addr, "127.0.0.1:7777");
+        // The options apply after the file.
+        let c = config_of(&["--config", f.to_str().unwrap(), "-p", "7778"]);
+        assert_eq!(c.thrift_addr, "127.0.0.1:7778");
+    }
 }

@@ -155,3 +155,64 @@ fn bad_paths_are_named() {
     let out = cairn(&["compact", "/definitely/not/here"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
 }
+
+#[test]
+fn compaction_tool_spellings() {
+    let root = tempfile::tempdir().unwrap();
+    let t = populate(root.path());
+    let table_dir = root.path().join("data/default/ct");
+    let dir = table_dir.to_str().unwrap();
+    // CompactionTool's -D hbase.compactiontool.delete=false (keep the inputs) is refused
+    // before anything is compacted.
+    let out = cairn(&[
+        "compact",
+        "-major",
+        "-D",
+        "hbase.compactiontool.delete=false",
+        dir,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hbase.compactiontool.delete=false") && err.contains("not supported yet"),
+        "{err}"
+    );
+    let out = cairn(&["compact", "-D", "hbase.compactiontool.delete=maybe", dir]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected true or false"));
+    // -compactOnce: one minor step per store (4 files, 2 at a time -> 3).
+    let out = cairn(&[
+        "compact",
+        "-compactOnce",
+        "-D",
+        "hbase.hstore.compaction.min=2",
+        "-D",
+        "hbase.hstore.compaction.max=2",
+        "-D",
+        "hbase.compactiontool.delete=true",
+        dir,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("files in / out | 8 / 4"), "{stdout}");
+    // -major, HBase's single dash.
+    let out = cairn(&["compact", "-major", dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("files in / out | 12 / 4"), "{stdout}");
+    for region in std::fs::read_dir(&table_dir).unwrap().flatten() {
+        if region.path().join(".regioninfo").exists() {
+            for fam in ["a", "b"] {
+                assert_eq!(files_in(&region.path().join(fam)), 1);
+            }
+        }
+    }
+    check_data(root.path(), &t);
+}

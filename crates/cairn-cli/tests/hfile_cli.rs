@@ -123,3 +123,59 @@ fn not_an_hfile_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("No such file"), "{}", text(&o));
 }
+
+#[test]
+fn hbase_options_verbose_keys_block_index_and_block_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("d.hfile");
+    write_file(&f, 2000);
+    let p = f.to_str().unwrap();
+    // -h is HBase's printblockheaders, not help.
+    let o = cairn(&["hfile", "-h", "-f", p]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.starts_with("Block Headers:\n"), "{out}");
+    let headers = out
+        .lines()
+        .filter(|l| l.starts_with("block offset="))
+        .count();
+    assert!(headers > 10, "{out}");
+    assert!(out.contains("type=DATA"), "{out}");
+    assert!(!out.contains("verified"), "{out}");
+    // -b is HBase's printblocks: the data block index. Files may come as arguments.
+    let o = cairn(&["hfile", "-b", p]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.starts_with("Block Index:\nsize="), "{out}");
+    assert!(
+        out.contains("key=row00000/f:q/100/DeleteColumn\n  offset=0, dataSize="),
+        "{out}"
+    );
+    assert!(!out.contains("block offset="), "{out}");
+    // -v: HBase's verbose lines around a full scan, and cairn's checksum verification.
+    let o = cairn(&["hfile", "-v", p, p]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert_eq!(
+        out.matches(&format!("Scanning -> {p}\n")).count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("Scanned kv count -> 4000\n"), "{out}");
+    assert!(out.contains("(0 checksum failures)"), "{out}");
+    // -e prints keys without values.
+    let o = cairn(&["hfile", "-e", "-f", p]);
+    let out = text(&o);
+    assert_eq!(out.lines().filter(|l| l.starts_with("K: ")).count(), 2000);
+    assert!(
+        out.contains("K: row00010/f:q/100/DeleteColumn/vlen=8/seqid=0\n"),
+        "{out}"
+    );
+    assert!(!out.contains(" V: "), "{out}");
+    // Help is --help only; no file at all is a usage error.
+    let o = cairn(&["hfile", "--help"]);
+    assert!(o.status.success());
+    assert!(text(&o).contains("--printblockheaders"), "{}", text(&o));
+    let o = cairn(&["hfile", "-m"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -332,3 +332,78 @@ fn auto_flush_false_buffers_puts_as_buffered_mutator_does() {
     let v = pe_json(&[&data, "--rows=1000", "sequentialRead", "1"]);
     assert_eq!((u(&v, "rows_returned"), u(&v, "misses")), (1000, 0));
 }
+
+#[test]
+fn pe_refusals_are_pes() {
+    // PE's validateParsedOpts: --multiPut without --autoFlush=true is refused.
+    let o = cairn(&["pe", "--multiPut=10", "randomWrite", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("autoFlush must be true when multiPut is more than 0"),
+        "{}",
+        text(&o)
+    );
+    // -D names cairn does not read are refused, not ignored.
+    let o = cairn(&[
+        "pe",
+        "-D",
+        "unknown.key=1",
+        "--rows=10",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("-D unknown.key=1: not a property cairn pe knows"),
+        "{}",
+        text(&o)
+    );
+    let o = cairn(&[
+        "pe",
+        "-Dhbase.hstore.compaction.min=x",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("hbase.hstore.compaction.min"),
+        "{}",
+        text(&o)
+    );
+    // PE's --size must be more than 1 (GB).
+    let o = cairn(&["pe", "--size=1", "sequentialWrite", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("Size must be > 1"), "{}", text(&o));
+}
+
+#[test]
+fn size_and_properties_as_pe_takes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    // --size with a unit: 100 KiB of 100-byte values is 1024 rows, 512 per client.
+    let v = pe_json(&[
+        &data,
+        "--size=100KiB",
+        "--valueSize=100",
+        "-D",
+        "hbase.hstore.compaction.min=5",
+        "-D",
+        "hfile.block.cache.size=8388608",
+        "sequentialWrite",
+        "2",
+    ]);
+    assert_eq!(u(&v, "total_rows"), 1024, "{v}");
+    assert_eq!(u(&v, "rows_per_client"), 512, "{v}");
+    assert_eq!(u(&v, "ops"), 1024, "{v}");
+    // Size options take binary units everywhere.
+    let v = pe_json(&[
+        &data,
+        "--rows=1024",
+        "--blockSize=4K",
+        "--bufferSize=64K",
+        "--blockCacheSize=16M",
+        "sequentialRead",
+        "1",
+    ]);
+    assert_eq!((u(&v, "rows_returned"), u(&v, "misses")), (1024, 0), "{v}");
+}

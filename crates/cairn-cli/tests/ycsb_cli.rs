@@ -1,17 +1,9 @@
 //! `cairn ycsb` at tiny sizes: every core workload loads and runs, prints YCSB's lines with
-//! operation counts that add up, roughly keeps its mix; YCSB's generators stay in range and
-//! skew as they should; bad properties are named.
+//! operation counts that add up, roughly keeps its mix; bad properties are named. (YCSB's
+//! generators are tested beside them, in cairn-bench.)
 
 use std::collections::HashMap;
 use std::process::{Command, Output};
-
-// The generators are plain code on `rand`: test them directly.
-#[allow(dead_code)]
-#[path = "../src/ycsb/generator.rs"]
-mod generator;
-
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
 
 fn cairn(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -276,49 +268,4 @@ fn bad_properties_are_named() {
         );
         assert!(o.stdout.is_empty(), "{args:?}");
     }
-}
-
-#[test]
-fn zipfian_generators_stay_in_range_and_skew() {
-    let mut rng = SmallRng::seed_from_u64(42);
-    for (min, max) in [(0u64, 9u64), (0, 999), (100, 50_099)] {
-        let n = (max - min + 1) as usize;
-        let mut z = generator::Zipfian::new(min, max);
-        let mut hits = vec![0u32; n];
-        let draws = 200_000;
-        for _ in 0..draws {
-            let v = z.next(&mut rng);
-            assert!((min..=max).contains(&v), "{v} outside {min}..={max}");
-            hits[(v - min) as usize] += 1;
-        }
-        let mean = draws as f64 / n as f64;
-        let top = *hits.iter().max().unwrap();
-        // The most popular item is `min` and is hit far more often than the average item.
-        assert_eq!(hits[0], top, "{min}..={max}");
-        if n >= 1000 {
-            assert!(
-                top as f64 > 20.0 * mean,
-                "{min}..={max}: top {top}, mean {mean}"
-            );
-        }
-    }
-    // Scrambled: same skew, the popular items scattered.
-    let mut s = generator::ScrambledZipfian::new(0, 9_999);
-    let mut hits = vec![0u32; 10_000];
-    for _ in 0..200_000 {
-        let v = s.next(&mut rng);
-        assert!(v < 10_000);
-        hits[v as usize] += 1;
-    }
-    let top = hits.iter().enumerate().max_by_key(|(_, h)| **h).unwrap();
-    assert!(*top.1 > 20 * 20, "top {} hits", top.1);
-    // Skewed latest: never past the newest record, and the newest is the most popular.
-    let mut l = generator::SkewedLatest::new(999);
-    let mut hits = vec![0u32; 1000];
-    for _ in 0..100_000 {
-        let v = l.next(999, &mut rng);
-        assert!(v <= 999);
-        hits[v as usize] += 1;
-    }
-    assert_eq!(*hits.iter().max().unwrap(), hits[999]);
 }

@@ -267,4 +267,49 @@ mod tests {
         c.acknowledge(d);
         assert_eq!(c.last(), 12);
     }
+
+    #[test]
+    fn zipfian_generators_stay_in_range_and_skew() {
+        let mut rng = SmallRng::seed_from_u64(42);
+        for (min, max) in [(0u64, 9u64), (0, 999), (100, 50_099)] {
+            let n = (max - min + 1) as usize;
+            let mut z = Zipfian::new(min, max);
+            let mut hits = vec![0u32; n];
+            let draws = 200_000;
+            for _ in 0..draws {
+                let v = z.next(&mut rng);
+                assert!((min..=max).contains(&v), "{v} outside {min}..={max}");
+                hits[(v - min) as usize] += 1;
+            }
+            let mean = draws as f64 / n as f64;
+            let top = *hits.iter().max().unwrap();
+            // The most popular item is `min` and is hit far more often than the average item.
+            assert_eq!(hits[0], top, "{min}..={max}");
+            if n >= 1000 {
+                assert!(
+                    top as f64 > 20.0 * mean,
+                    "{min}..={max}: top {top}, mean {mean}"
+                );
+            }
+        }
+        // Scrambled: same skew, the popular items scattered.
+        let mut s = ScrambledZipfian::new(0, 9_999);
+        let mut hits = vec![0u32; 10_000];
+        for _ in 0..200_000 {
+            let v = s.next(&mut rng);
+            assert!(v < 10_000);
+            hits[v as usize] += 1;
+        }
+        let top = hits.iter().enumerate().max_by_key(|(_, h)| **h).unwrap();
+        assert!(*top.1 > 20 * 20, "top {} hits", top.1);
+        // Skewed latest: never past the newest record, and the newest is the most popular.
+        let mut l = SkewedLatest::new(999);
+        let mut hits = vec![0u32; 1000];
+        for _ in 0..100_000 {
+            let v = l.next(999, &mut rng);
+            assert!(v <= 999);
+            hits[v as usize] += 1;
+        }
+        assert_eq!(*hits.iter().max().unwrap(), hits[999]);
+    }
 }

@@ -1,4 +1,5 @@
-//! Progress bars for long jobs: drawn on stderr when it is a terminal, hidden otherwise.
+//! Progress bars for long jobs (the benchmarks', and the `cairn` tools' that reuse them): drawn
+//! on stderr when it is a terminal, hidden otherwise, and for jobs too short to need one.
 
 use indicatif::{ProgressBar, ProgressStyle};
 

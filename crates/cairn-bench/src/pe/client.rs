@@ -14,13 +14,16 @@ use cairn_hfile::KeyValue;
 use cairn_region::{Durability, Get, Increment, Put, RegionServer, Scan, TableName, TableScanner};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
 
-use crate::bench::busy_retry;
-
-use super::{format_row, FilterAllFilter, PeCommand, Settings};
+use super::command::PeCommand;
+use super::keys::{format_row, FilterAllFilter, FAMILY_NAME_BASE};
+use super::options::Settings;
+use crate::store::busy_retry;
 
 /// What one client did.
-pub struct ClientResult {
+pub(crate) struct ClientResult {
     pub index: usize,
     /// First row of the client's range (PE's `startRow`).
     pub offset: u64,
@@ -44,7 +47,7 @@ pub struct ClientResult {
 }
 
 /// Shared by every client of a run.
-pub struct Shared<'a> {
+pub(crate) struct Shared<'a> {
     pub server: &'a Arc<RegionServer>,
     pub table: &'a TableName,
     pub settings: &'a Settings,
@@ -52,36 +55,19 @@ pub struct Shared<'a> {
     pub bar: &'a ProgressBar,
 }
 
-/// PE's `Random.nextInt`: SplitMix64, seeded per client.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        // PE: `random.nextInt(Integer.MAX_VALUE) % totalRows`.
-        (self.next_u64() % i32::MAX as u64) % n
-    }
+/// PE's `random.nextInt(Integer.MAX_VALUE) % n`: uniform enough in `0..n` for `n` up to PE's
+/// key space of 2^31 - 1 rows (`n` > 0).
+fn below(rng: &mut SmallRng, n: u64) -> u64 {
+    rng.random_range(0..i32::MAX as u64) % n
 }
 
 /// PE's `generateData`: runs of eight equal random capital letters, the tail one letter.
 ///
 /// One 64-bit draw yields 13 letters (26^13 < 2^64): each letter is the integer part of the
 /// draw, read as a fraction, times 26, and the fractional part goes on to the next. That is
-/// a multiply per letter where `rng.below(26)` cost a draw and two reductions, ~10% of a
+/// a multiply per letter where a draw below 26 cost a draw and two reductions, ~10% of a
 /// one-writer put run's CPU at 1 KiB values.
-pub fn generate_data(rng: &mut Rng, len: usize) -> Vec<u8> {
+pub(crate) fn generate_data(rng: &mut impl RngCore, len: usize) -> Vec<u8> {
     let mut b = vec![0u8; len];
     let (mut x, mut left) = (0u64, 0u32);
     let mut letter = || {
@@ -105,7 +91,7 @@ pub fn generate_data(rng: &mut Rng, len: usize) -> Vec<u8> {
 
 struct Client<'a> {
     sh: &'a Shared<'a>,
-    rng: Rng,
+    rng: SmallRng,
     families: Vec<Vec<u8>>,
     qualifiers: Vec<Vec<u8>>,
     /// The CAS tests' qualifier: the test's class name, as PE's `CASTableTest`.
@@ -119,8 +105,9 @@ struct Client<'a> {
     result: ClientResult,
 }
 
-/// Runs client `index` to the end of its range (or until another client failed).
-pub fn run(sh: &Shared<'_>, index: usize, seed: u64) -> Result<ClientResult> {
+/// Runs client `index` to the end of its range (or until another client failed), with its
+/// own random numbers seeded from the operating system's.
+pub(crate) fn run(sh: &Shared<'_>, index: usize) -> Result<ClientResult> {
     let s = sh.settings;
     let (first, last) = if s.command.is_cas() {
         // CASTableTest: every client works the same rows, so operations overlap.
@@ -131,9 +118,9 @@ pub fn run(sh: &Shared<'_>, index: usize, seed: u64) -> Result<ClientResult> {
     };
     let mut c = Client {
         sh,
-        rng: Rng::new(seed),
+        rng: SmallRng::from_os_rng(),
         families: (0..s.families)
-            .map(|f| format!("{}{f}", super::FAMILY_NAME_BASE).into_bytes())
+            .map(|f| format!("{FAMILY_NAME_BASE}{f}").into_bytes())
             .collect(),
         qualifiers: (0..s.columns).map(|c| c.to_string().into_bytes()).collect(),
         cas_qualifier: s.command.class_name().as_bytes().to_vec(),
@@ -204,7 +191,7 @@ impl Client<'_> {
 
     fn random_row(&mut self) -> Vec<u8> {
         let total = self.settings().total_rows;
-        format_row(self.rng.below(total))
+        format_row(below(&mut self.rng, total))
     }
 
     fn value_len(&mut self) -> usize {
@@ -214,7 +201,7 @@ impl Client<'_> {
             if n == 0 {
                 0
             } else {
-                self.rng.below(n) as usize
+                below(&mut self.rng, n) as usize
             }
         } else {
             s.value_size
@@ -346,7 +333,8 @@ impl Client<'_> {
             | PeCommand::ScanRange1000
             | PeCommand::ScanRange10000 => {
                 let range = self.settings().command.scan_range();
-                let start = self.rng.below(self.settings().total_rows);
+                let total = self.settings().total_rows;
+                let start = below(&mut self.rng, total);
                 let scan = Scan::new().range(format_row(start), format_row(start + range));
                 let mut scan = self.add_columns_scan(scan);
                 if self.settings().filter_all {
@@ -485,7 +473,7 @@ mod tests {
 
     #[test]
     fn generated_values_are_runs_of_capitals() {
-        let mut r = Rng::new(7);
+        let mut r = SmallRng::seed_from_u64(7);
         for len in [0, 1, 7, 8, 9, 16, 100] {
             let v = generate_data(&mut r, len);
             assert_eq!(v.len(), len);
@@ -509,7 +497,7 @@ mod tests {
 
     #[test]
     fn random_rows_stay_in_range() {
-        let mut r = Rng::new(1);
-        assert!((0..10_000).all(|_| r.below(13) < 13));
+        let mut r = SmallRng::seed_from_u64(1);
+        assert!((0..10_000).all(|_| below(&mut r, 13) < 13));
     }
 }

@@ -1,6 +1,5 @@
-//! What the benchmark commands (`cairn pe`, `cairn ycsb`) share: the embedded store they run
-//! against (a directory of the user's or a temporary one), the process's CPU time, seeds, size
-//! options and waiting out a busy region.
+//! The embedded store a benchmark runs against (a directory of the user's or a temporary one)
+//! and waiting out a busy region, as HBase's client retries do.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,51 +32,11 @@ pub fn busy_retry<T>(
     }
 }
 
-/// User and system CPU time of this process.
-pub fn cpu_times() -> (Duration, Duration) {
-    // SAFETY: `usage` is a valid, writable rusage for the duration of the call.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (tv(usage.ru_utime), tv(usage.ru_stime))
-}
-
-/// Bytes in binary units for reports (`1.5 MiB`).
-pub fn human(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// A seed that differs between runs and processes.
-pub fn seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ ((std::process::id() as u64) << 32)
-}
-
-/// A size option (`1GiB`, `512MiB`, bytes); `what` names the option in the error.
-pub fn parse_size(what: &str, s: &str) -> Result<u64> {
-    parse_size::parse_size(s).with_context(|| format!("{what}={s}: not a size (e.g. 1GiB, 512MiB)"))
-}
-
 /// The embedded store a benchmark runs against.
 pub struct Store {
+    /// The open region server.
     pub server: Arc<RegionServer>,
+    /// Its root directory (or URI).
     pub root: PathBuf,
     /// "kept", "temporary, kept (--keep)" or "temporary, deleted at exit".
     pub data_note: String,
@@ -89,11 +48,14 @@ pub struct Store {
 impl Store {
     /// Opens the store in `data`, or in a fresh temporary directory (deleted when the store is
     /// finished unless `keep`). `tool` prefixes messages (`pe`, `ycsb`).
+    /// `properties` are HBase property names and values applied to the server's configuration
+    /// (WAL, memstore and compaction settings) before it opens.
     pub fn open(
         tool: &'static str,
         data: Option<&Path>,
         keep: bool,
         cache: BlockCacheConfig,
+        properties: &[(String, String)],
     ) -> Result<Store> {
         let mut temp = None;
         let root = match data {
@@ -116,6 +78,11 @@ impl Store {
         // --data may be a local path, file:///dir or hdfs://host:port/dir (feature `hdfs`).
         let mut config = ServerConfig::from_uri(&root.to_string_lossy())
             .with_context(|| format!("--data {}", root.display()))?;
+        for (k, v) in properties {
+            config
+                .set_property(k, v)
+                .with_context(|| format!("-D {k}={v}"))?;
+        }
         config.block_cache = Some(cache);
         let server = RegionServer::open(config)
             .with_context(|| format!("opening the store at {}", root.display()))?;

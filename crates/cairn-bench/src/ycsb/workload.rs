@@ -12,7 +12,7 @@ use rand::Rng;
 
 use super::generator::{fnvhash64, AckCounter, Counter, ScrambledZipfian, SkewedLatest, Zipfian};
 use super::measure::{Measurements, Status};
-use crate::bench::busy_retry;
+use crate::store::busy_retry;
 
 /// The core workload's operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -457,12 +457,6 @@ impl Client<'_> {
             }
         }
     }
-}
-
-/// A client thread's random numbers.
-pub fn thread_rng(seed: u64) -> SmallRng {
-    use rand::SeedableRng;
-    SmallRng::seed_from_u64(seed)
 }
 
 /// The per-thread operation counts YCSB deals out: `opcount / threads`, the first
