@@ -101,7 +101,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use backend::Wal;
-pub use cairn_hfile::KeyValue;
+pub use cairn_cell::KeyValue;
 pub use error::WalError;
 pub use wal::{SegmentInfo, WalStats};
 

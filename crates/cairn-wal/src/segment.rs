@@ -41,8 +41,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use cairn_cell::{CellRef, KeyRef, MAX_TAGS_LEN};
 use cairn_checksum::{ChecksumType, DataChecksum, Implementation};
-use cairn_hfile::cell::{CellRef, KeyRef, MAX_TAGS_LEN};
 
 use crate::{DropReason, Dropped, WalEdit, WalError};
 
@@ -578,7 +578,7 @@ pub(crate) fn flushed_segments<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_hfile::KeyValue;
+    use cairn_cell::KeyValue;
 
     /// In a recycled segment an old segment's record (unmasked, or masked for another id)
     /// does not pass, and a zero frame ends the records whatever follows; in a new segment a
