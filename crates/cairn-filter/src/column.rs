@@ -4,8 +4,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use cairn_hfile::cell::compare_bytes;
-use cairn_hfile::CellRef;
+use cairn_cell::compare_bytes;
+use cairn_cell::CellRef;
 
 use crate::keys::first_on_row_col;
 use crate::row::compare_filter_string;
@@ -387,7 +387,7 @@ mod tests {
     use super::*;
     use crate::test_util::*;
 
-    fn wide() -> Vec<cairn_hfile::KeyValue> {
+    fn wide() -> Vec<cairn_cell::KeyValue> {
         cells(&[
             ("r1", "a", "ab", 2, "1"),
             ("r1", "a", "ab", 1, "2"),
@@ -454,7 +454,7 @@ mod tests {
         let short_after = kv("r", "f", "b", 1, "");
         assert_eq!(f.filter_cell(&short_after.as_cell()), NextRow);
         let hint = f.next_cell_hint(&short.as_cell()).unwrap();
-        let hint = cairn_hfile::KeyRef::parse(&hint).unwrap();
+        let hint = cairn_cell::KeyRef::parse(&hint).unwrap();
         assert_eq!(
             (hint.row(), hint.family(), hint.qualifier()),
             (&b"r"[..], &b"f"[..], &b"abc"[..])
@@ -471,7 +471,7 @@ mod tests {
         let c = kv("r", "f", "c", 1, "");
         assert_eq!(f.filter_cell(&c.as_cell()), ReturnCode::SeekNextUsingHint);
         let hint = f.next_cell_hint(&c.as_cell()).unwrap();
-        assert_eq!(cairn_hfile::KeyRef::parse(&hint).unwrap().qualifier(), b"d");
+        assert_eq!(cairn_cell::KeyRef::parse(&hint).unwrap().qualifier(), b"d");
         let e = kv("r", "f", "e", 1, "");
         assert_eq!(f.filter_cell(&e.as_cell()), ReturnCode::NextRow);
         let mut empty = MultipleColumnPrefixFilter::new(Vec::<Vec<u8>>::new()).unwrap();

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
-use cairn_hfile::cell::compare_bytes;
+use cairn_cell::compare_bytes;
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::FilterError;
@@ -268,7 +268,7 @@ impl PartialEq for Comparator {
 
 impl fmt::Debug for Comparator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use cairn_hfile::cell::Escaped;
+        use cairn_cell::Escaped;
         match self {
             Comparator::Binary(v) => write!(f, "BinaryComparator({})", Escaped(v)),
             Comparator::BinaryPrefix(v) => write!(f, "BinaryPrefixComparator({})", Escaped(v)),

@@ -7,7 +7,7 @@
 //! or time-range handling), and seeks stay within the current row and family, which is where
 //! every hint this crate produces points.
 
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{CellRef, KeyValue};
 
 use crate::keys::compare_cell_to_key;
 use crate::{Filter, ReturnCode};

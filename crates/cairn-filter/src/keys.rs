@@ -2,8 +2,8 @@
 
 use std::cmp::Ordering;
 
-use cairn_hfile::cell::{compare_keys, make_key, CellType, KeyRef, LATEST_TIMESTAMP};
-use cairn_hfile::CellRef;
+use cairn_cell::CellRef;
+use cairn_cell::{compare_keys, make_key, CellType, KeyRef, LATEST_TIMESTAMP};
 
 /// `HConstants.OLDEST_TIMESTAMP`.
 const OLDEST_TIMESTAMP: i64 = i64::MIN;

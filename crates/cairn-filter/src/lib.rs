@@ -26,7 +26,7 @@
 
 use std::fmt;
 
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{CellRef, KeyValue};
 
 mod column;
 mod comparator;

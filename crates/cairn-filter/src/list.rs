@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{CellRef, KeyValue};
 
 use crate::keys::{compare_cell_to_key, compare_hint_keys};
 use crate::{operand, Filter, ReturnCode};
@@ -527,7 +527,7 @@ mod tests {
         assert_eq!(hint_calls.load(std::sync::atomic::Ordering::SeqCst), 1);
         let c = kv("r", "f", "q", 1, "v");
         let hint = list.next_cell_hint(&c.as_cell()).unwrap();
-        assert_eq!(cairn_hfile::KeyRef::parse(&hint).unwrap().qualifier(), b"z");
+        assert_eq!(cairn_cell::KeyRef::parse(&hint).unwrap().qualifier(), b"z");
     }
 
     #[test]
@@ -542,7 +542,7 @@ mod tests {
         let mut and = FilterList::new(Operator::MustPassAll, vec![mk("m"), mk("x"), mk("c")]);
         assert_eq!(and.filter_cell(&c.as_cell()), SeekNextUsingHint);
         // The AND loop stops at the first SEEK; the later hinting filters are still asked.
-        let q = |h: Vec<u8>| cairn_hfile::KeyRef::parse(&h).unwrap().qualifier().to_vec();
+        let q = |h: Vec<u8>| cairn_cell::KeyRef::parse(&h).unwrap().qualifier().to_vec();
         assert_eq!(q(and.next_cell_hint(&c.as_cell()).unwrap()), b"x");
         let mut or = FilterList::new(Operator::MustPassOne, vec![mk("m"), mk("x"), mk("c")]);
         assert_eq!(or.filter_cell(&c.as_cell()), SeekNextUsingHint);

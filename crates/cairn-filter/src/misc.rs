@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use cairn_hfile::cell::CellType;
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::CellType;
+use cairn_cell::{CellRef, KeyValue};
 
 use crate::keys::{first_on_row_col_ts, last_on_row_col};
 use crate::{Filter, FilterError, ReturnCode};
@@ -287,12 +287,12 @@ mod tests {
         let c = kv("r", "f", "q", 5, "");
         assert_eq!(h.filter_cell(&c.as_cell()), SeekNextUsingHint);
         let hint = h.next_cell_hint(&c.as_cell()).unwrap();
-        assert_eq!(cairn_hfile::KeyRef::parse(&hint).unwrap().timestamp(), 3);
+        assert_eq!(cairn_cell::KeyRef::parse(&hint).unwrap().timestamp(), 3);
         let c = kv("r", "f", "q", 10, "");
         let hint = h.next_cell_hint(&c.as_cell()).unwrap();
-        assert_eq!(cairn_hfile::KeyRef::parse(&hint).unwrap().timestamp(), 9);
+        assert_eq!(cairn_cell::KeyRef::parse(&hint).unwrap().timestamp(), 9);
         let c = kv("r", "f", "q", 2, "");
-        let hint = cairn_hfile::KeyRef::parse(&h.next_cell_hint(&c.as_cell()).unwrap())
+        let hint = cairn_cell::KeyRef::parse(&h.next_cell_hint(&c.as_cell()).unwrap())
             .unwrap()
             .timestamp();
         assert_eq!(hint, i64::MIN, "last on the column");

@@ -2,8 +2,8 @@
 
 use std::cmp::Ordering;
 
-use cairn_hfile::cell::compare_bytes;
-use cairn_hfile::CellRef;
+use cairn_cell::compare_bytes;
+use cairn_cell::CellRef;
 
 use crate::{quote, Comparator, CompareOp, Filter, FilterError, ReturnCode};
 
@@ -203,7 +203,7 @@ mod tests {
     use super::*;
     use crate::test_util::*;
 
-    fn table() -> Vec<cairn_hfile::KeyValue> {
+    fn table() -> Vec<cairn_cell::KeyValue> {
         cells(&[
             ("a", "f", "q", 1, "v"),
             ("ab", "f", "q", 1, "v"),

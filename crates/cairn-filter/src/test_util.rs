@@ -1,7 +1,7 @@
 //! Helpers for the unit tests.
 
-use cairn_hfile::cell::compare_cells;
-use cairn_hfile::KeyValue;
+use cairn_cell::compare_cells;
+use cairn_cell::KeyValue;
 
 use crate::driver::{apply_filter, Outcome};
 use crate::Filter;

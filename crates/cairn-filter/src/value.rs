@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{CellRef, KeyValue};
 
 use crate::row::compare_filter_string;
 use crate::{quote, Comparator, CompareOp, Filter, FilterError, ReturnCode};

@@ -1,6 +1,6 @@
 //! `SkipFilter` and `WhileMatchFilter` (the language's `SKIP` and `WHILE`).
 
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{CellRef, KeyValue};
 
 use crate::{operand, Filter, ReturnCode};
 

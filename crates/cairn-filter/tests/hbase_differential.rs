@@ -11,10 +11,10 @@ mod hbase;
 
 use std::fmt::Write as _;
 
+use cairn_cell::compare_cells;
+use cairn_cell::KeyValue;
 use cairn_filter::driver::apply_filter;
 use cairn_filter::parse_filter;
-use cairn_hfile::cell::compare_cells;
-use cairn_hfile::KeyValue;
 
 fn hex(b: &[u8]) -> String {
     if b.is_empty() {

@@ -2,7 +2,8 @@
 //!
 //! HBase's HFile v3 format, read and written bit-compatibly with HBase 2.6.
 //!
-//! **Owns:** the cell layout and order ([`cell`]), blocks with their header, compression and
+//! **Owns:** how data blocks lay out cells (the cell model itself, its key layout and order,
+//! is `cairn-cell`'s, re-exported as [`cell`]), blocks with their header, compression and
 //! inline checksums ([`block`], [`compression`]), data block encodings ([`encoding`]: PREFIX,
 //! DIFF, FAST_DIFF and ROW_INDEX_V1 decoded on read, FAST_DIFF written), the multi-level block
 //! index, compound Bloom filters, file info and the fixed trailer, and the [`HFileWriter`] /
@@ -13,10 +14,10 @@
 //! (versions, deletes, TTL: the region store), or where files live beyond positional reads.
 
 pub mod block;
+mod block_cell;
 pub mod block_index;
 pub mod block_type;
 pub mod bloom;
-pub mod cell;
 pub mod compression;
 pub mod encoding;
 mod error;
@@ -28,6 +29,14 @@ pub mod source;
 pub mod trailer;
 pub mod vint;
 mod writer;
+
+/// The cell model (`cairn-cell`: views, types, key layout, HBase's order) and what HFile adds
+/// to it: how a data block lays out plain cells ([`cell::CellLayout`],
+/// [`cell::parse_block_cell`]) and the reader's in-memory index over a block's cells.
+pub mod cell {
+    pub use crate::block_cell::{build_cell_index, parse_block_cell, row_fingerprint, CellLayout};
+    pub use cairn_cell::*;
+}
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use cairn_fs::FileSystem;
 
 use crate::stream::StreamWal;
-use crate::wal::{MappedWal, SegmentInfo, WalStats};
-use crate::{Durability, ReplayReport, WalEdit, WalError, WalOptions};
+use crate::wal::MappedWal;
+use crate::{Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalOptions, WalStats};
 
 /// A write-ahead log over one directory. `Send + Sync`: share it with `Arc`.
 pub struct Wal(Backend);

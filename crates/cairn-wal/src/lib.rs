@@ -88,10 +88,14 @@
 //! not be sequence id order: the region store orders cells by sequence id, as HBase's memstore
 //! does.
 
+#![warn(missing_docs)]
+
 mod backend;
 mod error;
+mod ledger;
 mod mapped;
 pub mod segment;
+mod stats;
 mod stream;
 mod wal;
 
@@ -101,9 +105,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use backend::Wal;
-pub use cairn_hfile::KeyValue;
+pub use cairn_cell::KeyValue;
 pub use error::WalError;
-pub use wal::{SegmentInfo, WalStats};
+pub use ledger::SegmentInfo;
+pub use stats::WalStats;
 
 /// How durable an append must be before it returns (HBase's `Durability`, without
 /// `USE_DEFAULT`, which the region store resolves to the table's durability first).

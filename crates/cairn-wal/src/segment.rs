@@ -41,8 +41,8 @@ use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use cairn_cell::{CellRef, KeyRef, MAX_TAGS_LEN};
 use cairn_checksum::{ChecksumType, DataChecksum, Implementation};
-use cairn_hfile::cell::{CellRef, KeyRef, MAX_TAGS_LEN};
 
 use crate::{DropReason, Dropped, WalEdit, WalError};
 
@@ -123,6 +123,7 @@ fn header_bytes(id: u64, version: u16, flags: u16) -> [u8; HEADER_LEN] {
 /// What a valid segment header says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentHeader {
+    /// The segment's id, which its file name must match.
     pub id: u64,
     /// The file held an older segment: record checksums are masked ([`record_crc_mask`]) and
     /// a zero frame ends the records.
@@ -557,28 +558,10 @@ pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(segment_file_name(id))
 }
 
-/// The segments whose every region has flushed up to the segment's highest sequence id for it:
-/// all their edits are in store files, so they may be deleted. Both WAL backends decide with
-/// this one rule.
-pub(crate) fn flushed_segments<'a>(
-    segments: impl IntoIterator<Item = (u64, &'a std::collections::BTreeMap<Vec<u8>, u64>)>,
-    flushed: impl Fn(&[u8]) -> Option<u64>,
-) -> Vec<u64> {
-    segments
-        .into_iter()
-        .filter(|(_, regions)| {
-            regions
-                .iter()
-                .all(|(r, max)| flushed(r).is_some_and(|f| f >= *max))
-        })
-        .map(|(id, _)| id)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_hfile::KeyValue;
+    use cairn_cell::KeyValue;
 
     /// In a recycled segment an old segment's record (unmasked, or masked for another id)
     /// does not pass, and a zero frame ends the records whatever follows; in a new segment a
@@ -762,26 +745,5 @@ mod tests {
         let mut longer = payload.to_vec();
         longer.push(0);
         assert!(decode_payload(&longer).is_err());
-    }
-
-    #[test]
-    fn a_segment_is_deletable_only_once_every_region_in_it_has_flushed_past_it() {
-        use std::collections::BTreeMap;
-        let seg = |pairs: &[(&str, u64)]| -> BTreeMap<Vec<u8>, u64> {
-            pairs
-                .iter()
-                .map(|(r, s)| (r.as_bytes().to_vec(), *s))
-                .collect()
-        };
-        let (s1, s2, s3) = (seg(&[("a", 10), ("b", 5)]), seg(&[("a", 20)]), seg(&[]));
-        let flushed: BTreeMap<Vec<u8>, u64> = seg(&[("a", 15), ("b", 5)]);
-        let got = flushed_segments([(1, &s1), (2, &s2), (3, &s3)], |r| flushed.get(r).copied());
-        // 1: both regions flushed past it; 2: region a only to 15 of 20; 3: no regions at all.
-        assert_eq!(got, vec![1, 3]);
-        let none: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-        assert_eq!(
-            flushed_segments([(1, &s1)], |r| none.get(r).copied()),
-            Vec::<u64>::new()
-        );
     }
 }

@@ -19,7 +19,6 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -28,9 +27,10 @@ use std::time::{Duration, Instant};
 use cairn_fs::{FileSystem, FsOutput};
 use parking_lot::{Condvar, Mutex};
 
-use crate::segment::{self, HEADER_LEN};
-use crate::wal::{SegmentInfo, WalStats};
-use crate::{Durability, ReplayReport, WalEdit, WalError, WalOptions};
+use crate::ledger::{count_replayed, next_segment_id, ActiveTally, ClosedSegment, Ledger};
+use crate::segment;
+use crate::stats::Counters;
+use crate::{Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalOptions, WalStats};
 
 /// How long opening waits for HDFS to recover the lease of a segment a dead writer held.
 const LEASE_WAIT: Duration = Duration::from_secs(120);
@@ -47,22 +47,11 @@ struct Shared {
     options: WalOptions,
     out: Mutex<Out>,
     active: Mutex<Active>,
-    closed: Mutex<Closed>,
+    closed: Mutex<Ledger>,
     broken: Mutex<Option<String>>,
     stop: Mutex<bool>,
     wake: Condvar,
     stats: Counters,
-}
-
-#[derive(Default)]
-struct Counters {
-    skipped_appends: AtomicU64,
-    batches: AtomicU64,
-    max_batch_edits: AtomicU64,
-    fsyncs: AtomicU64,
-    fsync_nanos: AtomicU64,
-    rolls: AtomicU64,
-    segments_deleted: AtomicU64,
 }
 
 struct Out {
@@ -77,24 +66,9 @@ struct Active {
     id: u64,
     /// Records not yet handed to the stream.
     buf: Vec<u8>,
-    /// Log position after the last record appended (bytes since open).
-    lsn: u64,
-    /// Bytes of the segment, header included, buffered ones too.
-    size: u64,
-    regions: BTreeMap<Vec<u8>, u64>,
-    appends: u64,
-    appended_bytes: u64,
-}
-
-#[derive(Default)]
-struct Closed {
-    segments: BTreeMap<u64, ClosedSegment>,
-    flushed: BTreeMap<Vec<u8>, u64>,
-}
-
-struct ClosedSegment {
-    size: u64,
-    regions: BTreeMap<Vec<u8>, u64>,
+    /// Bytes of the segment (header included, buffered records too), the log position after
+    /// the last record appended, appends, and the regions in the segment.
+    tally: ActiveTally,
 }
 
 fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> WalError {
@@ -104,15 +78,6 @@ fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> WalEr
         path,
         offset: 0,
         source,
-    }
-}
-
-fn bump(map: &mut BTreeMap<Vec<u8>, u64>, region: &[u8], sequence_id: u64) {
-    match map.get_mut(region) {
-        Some(m) => *m = (*m).max(sequence_id),
-        None => {
-            map.insert(region.to_vec(), sequence_id);
-        }
     }
 }
 
@@ -135,7 +100,7 @@ impl StreamWal {
         }
         ids.sort_unstable();
         let mut report = ReplayReport::default();
-        let mut closed = Closed::default();
+        let mut closed = Ledger::default();
         for &id in &ids {
             let path = segment::segment_path(dir, id);
             recover_lease(&*fs, &path)?;
@@ -147,14 +112,7 @@ impl StreamWal {
                 &bytes[..],
                 Some(id),
                 |_, edit| {
-                    bump(&mut regions, &edit.region, edit.sequence_id);
-                    let e = report
-                        .max_sequence_id
-                        .entry(edit.region.clone())
-                        .or_default();
-                    *e = (*e).max(edit.sequence_id);
-                    report.edits += 1;
-                    report.cells += edit.cells.len() as u64;
+                    count_replayed(&mut report, &mut regions, &edit);
                     visit(edit)
                 },
             )?;
@@ -162,7 +120,7 @@ impl StreamWal {
             if let Some(d) = scan.dropped {
                 report.dropped.push(d);
             }
-            closed.segments.insert(
+            closed.insert(
                 id,
                 ClosedSegment {
                     size: scan.len,
@@ -170,14 +128,7 @@ impl StreamWal {
                 },
             );
         }
-        let id = match ids.last() {
-            Some(&last) => last
-                .checked_add(1)
-                .ok_or_else(|| WalError::SegmentIdsExhausted {
-                    path: segment::segment_path(dir, last),
-                })?,
-            None => 1,
-        };
+        let id = next_segment_id(dir, ids.last().copied())?;
         let stream = create_segment(&*fs, dir, id)?;
         let shared = Arc::new(Shared {
             fs,
@@ -191,11 +142,7 @@ impl StreamWal {
             active: Mutex::new(Active {
                 id,
                 buf: Vec::new(),
-                lsn: 0,
-                size: HEADER_LEN as u64,
-                regions: BTreeMap::new(),
-                appends: 0,
-                appended_bytes: 0,
+                tally: ActiveTally::new(),
             }),
             closed: Mutex::new(closed),
             broken: Mutex::new(None),
@@ -230,12 +177,8 @@ impl StreamWal {
         let (lsn, roll) = {
             let mut a = s.active.lock();
             a.buf.extend_from_slice(&record);
-            a.lsn += record.len() as u64;
-            a.size += record.len() as u64;
-            a.appends += 1;
-            a.appended_bytes += record.len() as u64;
-            bump(&mut a.regions, &edit.region, edit.sequence_id);
-            (a.lsn, a.size >= s.options.roll_size)
+            let lsn = a.tally.record(record.len() as u64, edit);
+            (lsn, a.tally.size >= s.options.roll_size)
         };
         if durability != Durability::AsyncWal {
             s.sync_to(lsn)?;
@@ -248,7 +191,7 @@ impl StreamWal {
 
     pub(crate) fn sync(&self, _fsync: bool) -> Result<(), WalError> {
         let s = &self.shared;
-        let lsn = s.active.lock().lsn;
+        let lsn = s.active.lock().tally.lsn;
         s.check()?;
         s.sync_to(lsn)
     }
@@ -260,17 +203,12 @@ impl StreamWal {
     pub(crate) fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
         let s = &self.shared;
         let mut c = s.closed.lock();
-        bump(&mut c.flushed, region, sequence_id);
-        let flushed = &c.flushed;
-        let deletable = segment::flushed_segments(
-            c.segments.iter().map(|(&id, seg)| (id, &seg.regions)),
-            |r| flushed.get(r).copied(),
-        );
+        let deletable = c.mark_flushed(region, sequence_id);
         for &id in &deletable {
             let path = segment::segment_path(&s.dir, id);
             s.fs.delete(&path)
                 .map_err(io_err("delete segment", &path))?;
-            c.segments.remove(&id);
+            c.remove(id);
         }
         s.stats
             .segments_deleted
@@ -282,25 +220,7 @@ impl StreamWal {
         let s = &self.shared;
         let a = s.active.lock();
         let c = s.closed.lock();
-        let mut v: Vec<SegmentInfo> = c
-            .segments
-            .iter()
-            .map(|(&id, m)| SegmentInfo {
-                id,
-                path: segment::segment_path(&s.dir, id),
-                size: m.size,
-                max_sequence_id: m.regions.clone(),
-                active: false,
-            })
-            .collect();
-        v.push(SegmentInfo {
-            id: a.id,
-            path: segment::segment_path(&s.dir, a.id),
-            size: a.size,
-            max_sequence_id: a.regions.clone(),
-            active: true,
-        });
-        v
+        c.list(&s.dir, a.id, &a.tally)
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -313,25 +233,8 @@ impl StreamWal {
 
     pub(crate) fn stats(&self) -> WalStats {
         let s = &self.shared;
-        let (appends, appended_bytes) = {
-            let a = s.active.lock();
-            (a.appends, a.appended_bytes)
-        };
-        let c = &s.stats;
-        WalStats {
-            appends,
-            skipped_appends: c.skipped_appends.load(Relaxed),
-            appended_bytes,
-            batches: c.batches.load(Relaxed),
-            max_batch_edits: c.max_batch_edits.load(Relaxed),
-            fsyncs: c.fsyncs.load(Relaxed),
-            write_time: Duration::ZERO,
-            fsync_time: Duration::from_nanos(c.fsync_nanos.load(Relaxed)),
-            rolls: c.rolls.load(Relaxed),
-            segments_deleted: c.segments_deleted.load(Relaxed),
-            segments_recycled: 0,
-            segments_reused: 0,
-        }
+        let a = s.active.lock();
+        s.stats.snapshot(&a.tally, Duration::ZERO)
     }
 
     pub(crate) fn close(mut self) -> Result<(), WalError> {
@@ -350,7 +253,7 @@ impl StreamWal {
             let _ = bg.join();
         }
         s.check()?;
-        let lsn = s.active.lock().lsn;
+        let lsn = s.active.lock().tally.lsn;
         s.sync_to(lsn)?;
         let mut out = s.out.lock();
         if let Some(stream) = out.stream.take() {
@@ -430,7 +333,12 @@ impl Shared {
         self.check()?;
         let (buf, end, appends, id) = {
             let mut a = self.active.lock();
-            (std::mem::take(&mut a.buf), a.lsn, a.appends, a.id)
+            (
+                std::mem::take(&mut a.buf),
+                a.tally.lsn,
+                a.tally.appends,
+                a.id,
+            )
         };
         let path = segment::segment_path(&self.dir, id);
         let started = Instant::now();
@@ -445,14 +353,8 @@ impl Shared {
             self.fail(e);
             return result;
         }
-        self.stats.fsyncs.fetch_add(1, Relaxed);
-        self.stats
-            .fsync_nanos
-            .fetch_add(started.elapsed().as_nanos() as u64, Relaxed);
-        self.stats.batches.fetch_add(1, Relaxed);
-        self.stats
-            .max_batch_edits
-            .fetch_max(appends - out.synced_appends, Relaxed);
+        self.stats.count_fsync(started);
+        self.stats.count_batch(appends - out.synced_appends);
         out.synced = end;
         out.synced_appends = appends;
         Ok(())
@@ -464,7 +366,7 @@ impl Shared {
         let mut out = self.out.lock();
         self.check()?;
         let mut a = self.active.lock();
-        if !force && a.size < self.options.roll_size {
+        if !force && a.tally.size < self.options.roll_size {
             return Ok(()); // another appender rolled first
         }
         let old = a.id;
@@ -481,8 +383,8 @@ impl Shared {
                 .map_err(io_err("append to", &path))?;
             stream.hsync().map_err(io_err("hsync", &path))?;
             stream.close().map_err(io_err("close", &path))?;
-            out.synced = a.lsn;
-            out.synced_appends = a.appends;
+            out.synced = a.tally.lsn;
+            out.synced_appends = a.tally.appends;
             out.stream = Some(create_segment(&*self.fs, &self.dir, next)?);
             Ok(next)
         })();
@@ -493,14 +395,10 @@ impl Shared {
                 return Err(e);
             }
         };
-        let regions = std::mem::take(&mut a.regions);
-        let size = std::mem::replace(&mut a.size, HEADER_LEN as u64);
+        let closed = a.tally.finish_segment();
         a.id = next;
         drop(a);
-        self.closed
-            .lock()
-            .segments
-            .insert(old, ClosedSegment { size, regions });
+        self.closed.lock().insert(old, closed);
         self.stats.rolls.fetch_add(1, Relaxed);
         Ok(())
     }
@@ -521,7 +419,7 @@ impl Shared {
                     return;
                 }
             }
-            let lsn = self.active.lock().lsn;
+            let lsn = self.active.lock().tally.lsn;
             // A failure marks the WAL broken; the next append reports it.
             let _ = self.sync_to(lsn);
         }

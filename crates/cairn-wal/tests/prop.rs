@@ -5,7 +5,7 @@ mod common;
 
 use std::fs;
 
-use cairn_hfile::CellType;
+use cairn_cell::CellType;
 use cairn_wal::segment;
 use cairn_wal::{Durability, KeyValue, WalEdit, WalOptions};
 use common::{open, replay};
