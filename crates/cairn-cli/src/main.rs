@@ -56,6 +56,18 @@ enum Command {
     Serve(serve::ServeArgs),
 }
 
+/// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
+/// hdfs-native, bridged) go to stderr with timestamps and levels, filtered by `RUST_LOG`
+/// (`RUST_LOG=debug`, `RUST_LOG=cairn_fs=debug,info`); the default shows info and above.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,hdfs_native=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 fn main() -> ExitCode {
     // 2 MiB pages for the allocator's memory: a fresh 128 MiB memstore otherwise takes a page
     // fault (and a zeroed 4 KiB page) every few puts.
@@ -66,6 +78,7 @@ fn main() -> ExitCode {
         libmimalloc_sys::mi_option_set_enabled(libmimalloc_sys::mi_option_large_os_pages, true);
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
     };
+    init_logging();
     let cli = Cli::parse_from(hbase_args::long_forms(std::env::args_os()));
     let result = match cli.command {
         Command::Checksum(c) => checksum::run(c),
