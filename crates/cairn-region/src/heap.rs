@@ -104,6 +104,7 @@ impl<'a> KeyValueHeap<'a> {
 
     /// After the current scanner moved: keeps it current while its cell still sorts first,
     /// else swaps it with the heap's top.
+    #[inline]
     fn settle(&mut self, cur: usize) {
         if !self.scanners[cur].has_cell() {
             self.current = self.pop();
@@ -120,6 +121,7 @@ impl<'a> KeyValueHeap<'a> {
     }
 
     /// The smallest current cell, `None` when every scanner is exhausted.
+    #[inline]
     pub fn peek(&self) -> Option<CellRef<'_>> {
         self.current.and_then(|i| self.scanners[i].peek())
     }
@@ -130,12 +132,20 @@ impl<'a> KeyValueHeap<'a> {
     }
 
     /// Moves past the current cell.
+    #[inline]
     // Not an `Iterator`: it fails with I/O errors and its cells borrow from the heap.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<()> {
         if let Some(i) = self.current {
             self.scanners[i].next()?;
-            self.settle(i);
+            if self.heap.is_empty() {
+                // The only scanner left (one store file, a drained merge): nothing to compare.
+                if !self.scanners[i].has_cell() {
+                    self.current = None;
+                }
+            } else {
+                self.settle(i);
+            }
         }
         Ok(())
     }
