@@ -20,8 +20,9 @@ same as --major and --once.
 Properties: -D hbase.hstore.compaction.* and the other compaction settings as HBase reads them;
 CompactionTool's own: -D hbase.compactiontool.compact.major=true (as -major),
 -D hbase.compactiontool.compact.once=true (as -compactOnce), and
--D hbase.compactiontool.delete=true|false: whether the compacted input files are deleted
-(cairn's default true; keeping them, =false, is not supported yet).";
+-D hbase.compactiontool.delete=true|false: true (cairn's default) deletes the replaced input
+files; false moves them to HBase's archive directory, <root>/archive/data/<namespace>/<table>/
+<region>/<family>, where HBase's own compactions leave them.";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -59,6 +60,7 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut config = CompactionConfig::default();
     let mut major = a.major;
     let mut once = a.once;
+    let mut archive = false;
     for p in &a.properties {
         let Some((k, v)) = p.split_once('=') else {
             bail!("-D {p}: expected KEY=VALUE");
@@ -66,16 +68,9 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
         match k.trim() {
             "hbase.compactiontool.compact.major" => major |= tool_bool(k, v)?,
             "hbase.compactiontool.compact.once" => once |= tool_bool(k, v)?,
-            "hbase.compactiontool.delete" => {
-                if !tool_bool(k, v)? {
-                    // Keeping the inputs needs an option of cairn-region's compaction that it
-                    // does not have yet.
-                    bail!(
-                        "-D {k}={v}: keeping the compacted input files is not supported yet \
-                         (cairn deletes them once the compacted file is in place)"
-                    );
-                }
-            }
+            // false: the replaced files go to HBase's archive directory, as HBase's own
+            // compactions leave them, instead of being deleted.
+            "hbase.compactiontool.delete" => archive = !tool_bool(k, v)?,
             k => config.set(k, v).map_err(anyhow::Error::msg)?,
         }
     }
@@ -94,7 +89,7 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut reports = Vec::new();
     for store in stores {
         let dir = store.uri();
-        let r = offline::compact_family(&store, major, once, &config, |o| {
+        let r = offline::compact_family_archiving(&store, major, once, &config, archive, |o| {
             bar.inc(o.bytes_in);
             bar.suspend(|| {
                 eprintln!(

@@ -162,21 +162,6 @@ fn compaction_tool_spellings() {
     let t = populate(root.path());
     let table_dir = root.path().join("data/default/ct");
     let dir = table_dir.to_str().unwrap();
-    // CompactionTool's -D hbase.compactiontool.delete=false (keep the inputs) is refused
-    // before anything is compacted.
-    let out = cairn(&[
-        "compact",
-        "-major",
-        "-D",
-        "hbase.compactiontool.delete=false",
-        dir,
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("hbase.compactiontool.delete=false") && err.contains("not supported yet"),
-        "{err}"
-    );
     let out = cairn(&["compact", "-D", "hbase.compactiontool.delete=maybe", dir]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected true or false"));
     // -compactOnce: one minor step per store (4 files, 2 at a time -> 3).
@@ -215,4 +200,53 @@ fn compaction_tool_spellings() {
         }
     }
     check_data(root.path(), &t);
+}
+
+/// CompactionTool's `-D hbase.compactiontool.delete=false`: the replaced files move to HBase's
+/// archive directory (`<root>/archive/data/<ns>/<table>/<region>/<family>`) instead of being
+/// deleted, and the data reads the same.
+#[test]
+fn delete_false_archives_the_replaced_files() {
+    let root = tempfile::tempdir().unwrap();
+    let t = populate(root.path());
+    let table_dir = root.path().join("data/default/ct");
+    let region = std::fs::read_dir(&table_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join(".regioninfo").exists())
+        .unwrap();
+    let fam = region.join("a");
+    let before: std::collections::BTreeSet<_> = std::fs::read_dir(&fam)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name())
+        .collect();
+    let out = cairn(&[
+        "compact",
+        "-major",
+        "-D",
+        "hbase.compactiontool.delete=false",
+        fam.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files_in(&fam), 1);
+    let archive = root
+        .path()
+        .join("archive/data/default/ct")
+        .join(region.file_name().unwrap())
+        .join("a");
+    let archived: std::collections::BTreeSet<_> = std::fs::read_dir(&archive)
+        .unwrap_or_else(|e| panic!("{}: {e}", archive.display()))
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(archived, before, "every replaced file is in the archive");
+    check_data(root.path(), &t);
+    assert!(before.len() > 1, "{before:?}");
 }

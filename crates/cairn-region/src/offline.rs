@@ -137,26 +137,60 @@ pub fn family_dirs(path: &str) -> Result<Vec<FamilyDir>> {
         .collect())
 }
 
+/// Where HBase archives a family directory's replaced files: `<root>/data/<ns>/<table>/
+/// <region>/<family>` → `<root>/archive/data/<ns>/<table>/<region>/<family>` (HBase's
+/// `HFileArchiveUtil.getStoreArchivePath`).
+pub fn archive_dir_of(family_dir: &Path) -> Result<PathBuf> {
+    let parts: Vec<_> = family_dir.components().collect();
+    let n = parts.len();
+    if n < 6 || parts[n - 5].as_os_str() != "data" {
+        return Err(RegionError::InvalidArgument(format!(
+            "{}: cannot archive its compacted files: not a family directory under \
+             <root>/data/<namespace>/<table>/<region>/<family>",
+            family_dir.display()
+        )));
+    }
+    let root: PathBuf = parts[..n - 5].iter().collect();
+    let rest: PathBuf = parts[n - 5..].iter().collect();
+    Ok(root.join("archive").join(rest))
+}
+
 /// Compacts one family directory: a major compaction first if `major`, then minor ones while
-/// the policy finds work (just one step with `once`).
+/// the policy finds work (just one step with `once`). Replaced files are deleted.
 pub fn compact_family(
     store_dir: &FamilyDir,
     major: bool,
     once: bool,
     config: &CompactionConfig,
+    progress: impl FnMut(&CompactionOutcome),
+) -> Result<StoreReport> {
+    compact_family_archiving(store_dir, major, once, config, false, progress)
+}
+
+/// [`compact_family`], with the replaced files moved to HBase's archive directory
+/// ([`archive_dir_of`]) instead of deleted when `archive` is set.
+pub fn compact_family_archiving(
+    store_dir: &FamilyDir,
+    major: bool,
+    once: bool,
+    config: &CompactionConfig,
+    archive: bool,
     mut progress: impl FnMut(&CompactionOutcome),
 ) -> Result<StoreReport> {
     let family_dir = &store_dir.dir;
     let region_dir = family_dir.parent().ok_or_else(|| {
         RegionError::InvalidArgument(format!("{}: has no parent", family_dir.display()))
     })?;
-    let store = Store::open(
+    let mut store = Store::open(
         Arc::clone(&store_dir.fs),
         region_dir,
         store_dir.family.clone(),
         None,
         true,
     )?;
+    if archive {
+        store = store.archive_compacted_to(archive_dir_of(family_dir)?);
+    }
     let mut report = StoreReport {
         family_dir: family_dir.to_path_buf(),
         files_before: store.file_count(),
@@ -201,4 +235,25 @@ pub fn compact_family(
     let tmp = region_dir.join(layout::TMP_DIR);
     let _ = store_dir.fs.delete(&tmp);
     Ok(report)
+}
+
+#[cfg(test)]
+mod archive_tests {
+    use super::*;
+
+    #[test]
+    fn the_archive_mirrors_the_data_directory_as_hbase_lays_it_out() {
+        assert_eq!(
+            archive_dir_of(Path::new("/hbase/data/default/t/0123abcd/f")).unwrap(),
+            PathBuf::from("/hbase/archive/data/default/t/0123abcd/f")
+        );
+        assert_eq!(
+            archive_dir_of(Path::new("root/data/ns/t/r/f")).unwrap(),
+            PathBuf::from("root/archive/data/ns/t/r/f")
+        );
+        for bad in ["/hbase/t/r/f", "/hbase/data/t/r/f", "/x/nodata/ns/t/r/f"] {
+            let e = archive_dir_of(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains("cannot archive"), "{e}");
+        }
+    }
 }

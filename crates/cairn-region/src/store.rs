@@ -100,6 +100,9 @@ pub struct Store {
     compaction_lock: Mutex<()>,
     /// Write flushed and compacted files with direct I/O ([`FileSystem::create_direct`]).
     direct_io: bool,
+    /// Where compacted input files go instead of being deleted (HBase's archive directory);
+    /// `None` deletes them.
+    archive_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Store {
@@ -172,6 +175,7 @@ impl Store {
             cache,
             compaction_lock: Mutex::new(()),
             direct_io,
+            archive_dir: None,
         })
     }
 
@@ -464,11 +468,40 @@ impl Store {
         }
         // Readers that still hold the old files keep them open; the names go now.
         for f in selection {
-            let _ = self.fs.delete(&f.path);
+            self.retire_input(f);
             f.evict_cached_blocks();
         }
         let _ = self.fs.sync_dir(&self.dir);
         Ok(())
+    }
+
+    /// Moves a compacted input to the archive directory when there is one, else deletes it.
+    /// An input that cannot be archived is deleted all the same: left in the family
+    /// directory, it would bring back the cells its compaction dropped (deleted, expired).
+    fn retire_input(&self, f: &StoreFile) {
+        if let Some(archive) = &self.archive_dir {
+            let to = archive.join(f.name());
+            match self
+                .fs
+                .mkdirs(archive)
+                .and_then(|()| self.fs.rename(&f.path, &to))
+            {
+                Ok(()) => return,
+                Err(e) => tracing::warn!(
+                    "archiving {} to {} failed ({e}); deleting it",
+                    f.path.display(),
+                    to.display()
+                ),
+            }
+        }
+        let _ = self.fs.delete(&f.path);
+    }
+
+    /// Moves compacted input files into `dir` instead of deleting them (HBase archives them
+    /// to `<root>/archive/data/<namespace>/<table>/<region>/<family>`).
+    pub fn archive_compacted_to(mut self, dir: PathBuf) -> Store {
+        self.archive_dir = Some(dir);
+        self
     }
 
     /// Runs cells from `heap` through a compaction matcher into a new file in `.tmp`, then
