@@ -69,7 +69,8 @@ pub enum ServeError {
 }
 
 struct Shared {
-    processor: HbaseSyncProcessor<Handler>,
+    /// The handler every connection gets a handle of ([`Handler::connection`]); the lease
+    /// reaper uses it directly.
     handler: Handler,
     metrics: Arc<ThriftMetrics>,
     rs: Arc<RegionServer>,
@@ -142,7 +143,6 @@ impl Server {
         hc.port = i32::from(thrift_addr.port());
         let handler = Handler::new(rs.clone(), metrics.clone(), hc);
         let shared = Arc::new(Shared {
-            processor: HbaseSyncProcessor::new(handler.clone()),
             handler,
             metrics,
             rs,
@@ -284,14 +284,18 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name(format!("cairn-thrift-{id}"))
             .spawn(move || {
+                // The connection's own handle: what its scanner calls leave to read ahead
+                // stays with it.
+                let handler = s2.handler.connection();
+                let processor = HbaseSyncProcessor::new(handler.clone());
                 let mut read_ahead = ReadAhead {
-                    handler: &s2.handler,
+                    handler: &handler,
                     stream: &stream,
                 };
                 let (_, outcome) = serve_connection(
                     reader,
                     &stream,
-                    &s2.processor,
+                    &processor,
                     &s2.config.limits,
                     &s2.metrics.wire,
                     &mut read_ahead,
