@@ -335,11 +335,7 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
             }
             "/jmx" => {
                 let mut json = metrics::jmx(&metrics::gather(&s.metrics, &s.rs));
-                if let Some(q) = query.split('&').find_map(|kv| kv.strip_prefix("qry=")) {
-                    let q = q
-                        .replace("%3A", ":")
-                        .replace("%3D", "=")
-                        .replace("%2C", ",");
+                if let Some(q) = jmx_query(query) {
                     if let Some(beans) = json["beans"].as_array_mut() {
                         beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
                     }
@@ -367,5 +363,35 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
             .with_header(header("text/plain; charset=utf-8")),
         };
         let _ = req.respond(resp);
+    }
+}
+
+/// The bean `/jmx?qry=NAME` asks for (Hadoop's `JMXJsonServlet` parameter), percent-decoded.
+fn jmx_query(query: &str) -> Option<String> {
+    let q = query.split('&').find_map(|kv| kv.strip_prefix("qry="))?;
+    Some(
+        percent_encoding::percent_decode_str(q)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jmx_query_is_percent_decoded() {
+        assert_eq!(
+            jmx_query("a=1&qry=Hadoop%3Aservice%3DHBase%2Cname%3DThrift%2csub%3DThriftOne")
+                .as_deref(),
+            Some("Hadoop:service=HBase,name=Thrift,sub=ThriftOne")
+        );
+        assert_eq!(
+            jmx_query("qry=Hadoop:service=HBase,name=RegionServer%2Csub=WAL").as_deref(),
+            Some("Hadoop:service=HBase,name=RegionServer,sub=WAL")
+        );
+        assert_eq!(jmx_query("qry=a%20b%25").as_deref(), Some("a b%"));
+        assert_eq!(jmx_query("other=1"), None);
     }
 }
