@@ -5,7 +5,7 @@
 //! `IllegalArgument` (where the method declares it) or `AlreadyExists`, with a message naming
 //! the table, family or field.
 //!
-//! This file dispatches each method, timing it for the metrics; the work is in [`admin`]
+//! This file dispatches each method, timing it for the metrics; the work is in `admin`
 //! (tables), `reads`, `writes` and `scanners` (open scanners, leases, reading ahead), with
 //! Thrift ↔ region-store types in `conversions` and exceptions in `errors`. The handler only
 //! translates: storage is cairn-region's.
