@@ -41,14 +41,23 @@ cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 step "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "unused dependencies (cargo-machete from crates.io)"
+if ! cargo machete --version >/dev/null 2>&1; then
+    cargo install cargo-machete --version 0.9.2 --locked
+fi
+cargo machete
+
 step "tests (kernel chosen at run time)"
 cargo test --workspace --locked
 
 step "happybase against cairn serve (happybase 1.3.0 and pytest from PyPI)"
-python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-    happybase==1.3.0 pytest
+# In a virtual environment of its own: a system Python marked externally managed (PEP 668)
+# refuses `pip install`, and the machine's packages stay as they are.
+venv=target/venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check happybase==1.3.0 pytest
 cargo build --locked -p cairn-cli
-CAIRN_BIN=target/debug/cairn python3 -m pytest -q tests/happybase
+CAIRN_BIN=target/debug/cairn "$venv/bin/python" -m pytest -q tests/happybase
 
 step "HDFS: MiniDFSCluster (hadoop-minicluster 3.4.1 from Maven Central), the hdfs feature"
 mvn -q -B -f interop/hdfs/pom.xml package -DskipTests
@@ -58,7 +67,7 @@ cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region -p cairn-server -
 cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
 # happybase against cairn serve with its data and WAL on HDFS
 cargo build --locked -p cairn-cli --features hdfs
-CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 python3 -m pytest -q tests/happybase
+CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 "$venv/bin/python" -m pytest -q tests/happybase
 
 step "tests with the portable kernel forced"
 CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli

@@ -202,7 +202,6 @@ fn a_damaged_replica_of_a_store_file_is_read_around() {
     let Some(mut cluster) = MiniDfs::start(3).unwrap() else {
         return;
     };
-    HdfsFileSystem::install_log_bridge();
     let t = TableName::parse("d").unwrap();
     let s = RegionServer::open(config(cluster.url(), false)).unwrap();
     s.create_table(

@@ -405,20 +405,20 @@ fn main() {
             Err(_) => fail("a connection's thread panicked".into()),
         }
     }
-    let per_server_cpu = if a.pids.is_empty() || server <= 0.0 {
-        "null".to_string()
-    } else {
-        format!("{:.0}", gets as f64 / server)
-    };
-    println!(
-        "{{\"pipelined_gets\": {:.0}, \"pipelined_gets_per_server_cpu_s\": {per_server_cpu}, \"client_cpu_s\": {:.3}, \"server_cpu_s\": {:.3}, \"seconds\": {:.3}, \"connections\": {}, \"depth\": {}}}",
-        gets as f64 / took,
-        cpu,
-        server,
-        took,
-        a.connections,
-        a.depth
-    );
+    let per_server_cpu =
+        (!a.pids.is_empty() && server > 0.0).then(|| (gets as f64 / server).round() as u64);
+    // Seconds to the millisecond, as the scripts that read this line print them.
+    let ms = |s: f64| (s * 1e3).round() / 1e3;
+    let line = serde_json::json!({
+        "pipelined_gets": (gets as f64 / took).round() as u64,
+        "pipelined_gets_per_server_cpu_s": per_server_cpu,
+        "client_cpu_s": ms(cpu),
+        "server_cpu_s": ms(server),
+        "seconds": ms(took),
+        "connections": a.connections,
+        "depth": a.depth,
+    });
+    println!("{line}");
 }
 
 #[cfg(test)]

@@ -69,7 +69,8 @@ pub enum ServeError {
 }
 
 struct Shared {
-    processor: HbaseSyncProcessor<Handler>,
+    /// The handler every connection gets a handle of ([`Handler::connection`]); the lease
+    /// reaper uses it directly.
     handler: Handler,
     metrics: Arc<ThriftMetrics>,
     rs: Arc<RegionServer>,
@@ -93,9 +94,6 @@ impl Server {
     /// Opens the region server (replaying its WAL), binds the Thrift and HTTP ports and starts
     /// serving.
     pub fn start(config: Config) -> Result<Server, ServeError> {
-        // Counts the HDFS client's replica failovers for the metrics (and prints its warnings).
-        #[cfg(feature = "hdfs")]
-        cairn_fs::HdfsFileSystem::install_log_bridge();
         let sc = config.server_config()?;
         let rs = RegionServer::open(sc).map_err(|source| ServeError::Open {
             dir: config.data_dir.display().to_string(),
@@ -142,7 +140,6 @@ impl Server {
         hc.port = i32::from(thrift_addr.port());
         let handler = Handler::new(rs.clone(), metrics.clone(), hc);
         let shared = Arc::new(Shared {
-            processor: HbaseSyncProcessor::new(handler.clone()),
             handler,
             metrics,
             rs,
@@ -261,7 +258,7 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let stream = match stream {
             Ok(st) => st,
             Err(e) => {
-                eprintln!("cairn serve: accept failed: {e}");
+                tracing::warn!("accept failed: {e}");
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
             }
@@ -284,14 +281,18 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name(format!("cairn-thrift-{id}"))
             .spawn(move || {
+                // The connection's own handle: what its scanner calls leave to read ahead
+                // stays with it.
+                let handler = s2.handler.connection();
+                let processor = HbaseSyncProcessor::new(handler.clone());
                 let mut read_ahead = ReadAhead {
-                    handler: &s2.handler,
+                    handler: &handler,
                     stream: &stream,
                 };
                 let (_, outcome) = serve_connection(
                     reader,
                     &stream,
-                    &s2.processor,
+                    &processor,
                     &s2.config.limits,
                     &s2.metrics.wire,
                     &mut read_ahead,
@@ -302,7 +303,7 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
                             .peer_addr()
                             .map(|a| a.to_string())
                             .unwrap_or_default();
-                        eprintln!("cairn serve: closed connection from {peer}: {reason}");
+                        tracing::info!("closed connection from {peer}: {reason}");
                     }
                 }
                 let _ = stream.shutdown(Shutdown::Both);
@@ -331,11 +332,7 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
             }
             "/jmx" => {
                 let mut json = metrics::jmx(&metrics::gather(&s.metrics, &s.rs));
-                if let Some(q) = query.split('&').find_map(|kv| kv.strip_prefix("qry=")) {
-                    let q = q
-                        .replace("%3A", ":")
-                        .replace("%3D", "=")
-                        .replace("%2C", ",");
+                if let Some(q) = jmx_query(query) {
                     if let Some(beans) = json["beans"].as_array_mut() {
                         beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
                     }
@@ -363,5 +360,35 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
             .with_header(header("text/plain; charset=utf-8")),
         };
         let _ = req.respond(resp);
+    }
+}
+
+/// The bean `/jmx?qry=NAME` asks for (Hadoop's `JMXJsonServlet` parameter), percent-decoded.
+fn jmx_query(query: &str) -> Option<String> {
+    let q = query.split('&').find_map(|kv| kv.strip_prefix("qry="))?;
+    Some(
+        percent_encoding::percent_decode_str(q)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jmx_query_is_percent_decoded() {
+        assert_eq!(
+            jmx_query("a=1&qry=Hadoop%3Aservice%3DHBase%2Cname%3DThrift%2csub%3DThriftOne")
+                .as_deref(),
+            Some("Hadoop:service=HBase,name=Thrift,sub=ThriftOne")
+        );
+        assert_eq!(
+            jmx_query("qry=Hadoop:service=HBase,name=RegionServer%2Csub=WAL").as_deref(),
+            Some("Hadoop:service=HBase,name=RegionServer,sub=WAL")
+        );
+        assert_eq!(jmx_query("qry=a%20b%25").as_deref(), Some("a b%"));
+        assert_eq!(jmx_query("other=1"), None);
     }
 }

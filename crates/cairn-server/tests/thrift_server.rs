@@ -555,16 +555,9 @@ fn send_raw(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn hostile_connections_and_limits_lose_nothing() {
+fn hostile_connections_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(
-        dir.path(),
-        &[
-            ("cairn.thrift.max.request.bytes", "65536"),
-            ("hbase.regionserver.thrift.framed.max_frame_size_in_mb", "1"),
-            ("cairn.thrift.max.open.scanners", "3"),
-        ],
-    );
+    let server = start(dir.path(), &[]);
     let addr = server.thrift_addr();
     let mut c = client(addr, false, false);
     let t = b"h".to_vec();
@@ -588,28 +581,122 @@ fn hostile_connections_and_limits_lose_nothing() {
         let got = c.get_row(t.clone(), b"keep".to_vec(), no_attrs()).unwrap();
         assert_eq!(got.len(), 1, "after {h:02x?}");
     }
-    // a request over the limit: the client sees an error, the server goes on
-    let mut big = client(addr, false, false);
-    let r = big.mutate_row(
-        t.clone(),
-        b"big".to_vec(),
-        vec![put("f:q", &"x".repeat(70_000))],
+    let m = server.metrics();
+    assert!(load(&m.wire.protocol_errors) >= hostile.len() as u64);
+    // The frame of 200 MiB and the string of -7 bytes.
+    assert!(load(&m.wire.oversized) >= 2);
+    drop(c);
+    server.shutdown().unwrap();
+}
+
+fn load(a: &std::sync::atomic::AtomicU64) -> u64 {
+    a.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A server with `define` and every other limit at its default, a table `l` with family `f`,
+/// and a client.
+fn limited(define: (&str, &str)) -> (tempfile::TempDir, Server, Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &[define]);
+    let mut c = client(server.thrift_addr(), false, false);
+    c.create_table(b"l".to_vec(), vec![family("f", 1)]).unwrap();
+    (dir, server, c)
+}
+
+/// A `mutateRow` of `row` with a value of `bytes` bytes.
+fn put_big(c: &mut Client, row: &str, bytes: usize) -> thrift::Result<()> {
+    c.mutate_row(
+        b"l".to_vec(),
+        row.as_bytes().to_vec(),
+        vec![put("f:q", &"x".repeat(bytes))],
         no_attrs(),
-    );
-    assert!(r.is_err());
-    let mut framed = client(addr, true, false);
-    let r = framed.mutate_row(
-        t.clone(),
-        b"big".to_vec(),
-        vec![put("f:q", &"x".repeat(2 << 20))],
-        no_attrs(),
-    );
-    assert!(r.is_err());
-    assert!(c
-        .get_row(t.clone(), b"big".to_vec(), no_attrs())
+    )
+}
+
+fn row_count(c: &mut Client, row: &str) -> usize {
+    c.get_row(b"l".to_vec(), row.as_bytes().to_vec(), no_attrs())
         .unwrap()
-        .is_empty());
-    // the open-scanner limit
+        .len()
+}
+
+/// A framed-transport frame over `max_frame_size_in_mb` is refused although the request is
+/// far under the (default, 64 MiB) request limit; the same request unframed, and a smaller
+/// frame, are served.
+#[test]
+fn frame_size_limit_alone() {
+    let (_dir, server, mut c) =
+        limited(("hbase.regionserver.thrift.framed.max_frame_size_in_mb", "1"));
+    let addr = server.thrift_addr();
+    let mut framed = client(addr, true, false);
+    assert!(put_big(&mut framed, "big", 1_500_000).is_err());
+    assert_eq!(load(&server.metrics().wire.oversized), 1);
+    assert_eq!(row_count(&mut c, "big"), 0);
+    put_big(&mut c, "unframed", 1_500_000).unwrap();
+    let mut framed = client(addr, true, true);
+    put_big(&mut framed, "small", 900_000).unwrap();
+    assert_eq!(row_count(&mut c, "unframed"), 1);
+    assert_eq!(row_count(&mut c, "small"), 1);
+    drop((c, framed));
+    server.shutdown().unwrap();
+}
+
+/// A request over `cairn.thrift.max.request.bytes` is refused on either transport, its frame
+/// being under the (default, 2 MiB) frame limit; a smaller one is served.
+#[test]
+fn request_size_limit_alone() {
+    let (_dir, server, mut c) = limited(("cairn.thrift.max.request.bytes", "65536"));
+    let addr = server.thrift_addr();
+    for (framed, compact) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut big = client(addr, framed, compact);
+        assert!(
+            put_big(&mut big, "big", 70_000).is_err(),
+            "framed {framed}, compact {compact}"
+        );
+        let mut small = client(addr, framed, compact);
+        put_big(&mut small, "small", 60_000).unwrap();
+    }
+    assert_eq!(load(&server.metrics().wire.oversized), 4);
+    assert_eq!(row_count(&mut c, "big"), 0);
+    assert_eq!(row_count(&mut c, "small"), 1);
+    drop(c);
+    server.shutdown().unwrap();
+}
+
+/// A connection past `hbase.thrift.maxWorkerThreads` is closed unserved; once one closes, a
+/// new one is served.
+#[test]
+fn connection_limit_alone() {
+    let (_dir, server, mut c) = limited(("hbase.thrift.maxWorkerThreads", "2"));
+    let addr = server.thrift_addr();
+    let mut second = client(addr, true, true);
+    second.get_table_names().unwrap();
+    let mut third = client(addr, false, false);
+    assert!(third.get_table_names().is_err());
+    let m = server.metrics();
+    assert_eq!(load(&m.rejected_connections), 1);
+    drop((second, third));
+    let open = || {
+        m.open_connections
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while open() > 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(open(), 1);
+    let mut fourth = client(addr, false, true);
+    fourth.get_table_names().unwrap();
+    c.get_table_names().unwrap();
+    drop((c, fourth));
+    server.shutdown().unwrap();
+}
+
+/// A scanner past `cairn.thrift.max.open.scanners` is refused with an error saying so; once
+/// one closes, a new one opens.
+#[test]
+fn open_scanner_limit_alone() {
+    let (_dir, server, mut c) = limited(("cairn.thrift.max.open.scanners", "3"));
+    let t = b"l".to_vec();
     let ids: Vec<i32> = (0..3)
         .map(|_| {
             c.scanner_open(t.clone(), vec![], vec![], no_attrs())
@@ -618,15 +705,41 @@ fn hostile_connections_and_limits_lose_nothing() {
         .collect();
     let e = user_err::<IOError>(c.scanner_open(t.clone(), vec![], vec![], no_attrs()));
     assert!(e.contains("too many open scanners"), "{e}");
+    assert_eq!(load(&server.metrics().rejected_scanners), 1);
     c.scanner_close(ids[0]).unwrap();
     c.scanner_open(t.clone(), vec![], vec![], no_attrs())
         .unwrap();
-    let m = server.metrics();
-    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(load(&m.wire.protocol_errors) >= hostile.len() as u64 + 2);
-    assert!(load(&m.wire.oversized) >= 4);
-    assert_eq!(load(&m.rejected_scanners), 1);
-    drop((c, big, framed));
+    drop(c);
+    server.shutdown().unwrap();
+}
+
+/// `getRows` of more rows than `cairn.thrift.max.rows.per.call` is refused with an error
+/// naming both numbers; `scannerGetList` asking for more gets at most that many.
+#[test]
+fn rows_per_call_limit_alone() {
+    let (_dir, server, mut c) = limited(("cairn.thrift.max.rows.per.call", "5"));
+    let t = b"l".to_vec();
+    let batch: Vec<BatchMutation> = (0..12)
+        .map(|i| BatchMutation {
+            row: Some(format!("r{i:02}").into_bytes()),
+            mutations: Some(vec![put("f:q", "v")]),
+        })
+        .collect();
+    c.mutate_rows(t.clone(), batch, no_attrs()).unwrap();
+    let rows =
+        |n: usize| -> Vec<Vec<u8>> { (0..n).map(|i| format!("r{i:02}").into_bytes()).collect() };
+    assert_eq!(c.get_rows(t.clone(), rows(5), no_attrs()).unwrap().len(), 5);
+    let e = user_err::<IOError>(c.get_rows(t.clone(), rows(6), no_attrs()));
+    assert!(e.contains("6 rows") && e.contains("limit is 5"), "{e}");
+    let id = c
+        .scanner_open(t.clone(), vec![], vec![], no_attrs())
+        .unwrap();
+    let sizes: Vec<usize> = (0..4)
+        .map(|_| c.scanner_get_list(id, 100).unwrap().len())
+        .collect();
+    assert_eq!(sizes, [5, 5, 2, 0]);
+    c.scanner_close(id).unwrap();
+    drop(c);
     server.shutdown().unwrap();
 }
 

@@ -105,23 +105,6 @@ pub fn stats() -> &'static HdfsStats {
     STATS.get_or_init(HdfsStats::default)
 }
 
-/// Forwards `hdfs_native`'s warnings (writes, leases) to stderr.
-struct LogBridge;
-
-impl log::Log for LogBridge {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::Level::Warn
-    }
-
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) {
-            eprintln!("{} {}: {}", record.level(), record.target(), record.args());
-        }
-    }
-
-    fn flush(&self) {}
-}
-
 fn to_io(e: HdfsError) -> io::Error {
     match e {
         HdfsError::IOError(e) => e,
@@ -179,15 +162,6 @@ impl HdfsFileSystem {
             uri,
             client,
         })
-    }
-
-    /// Installs a `log` bridge that prints the write client's warnings (once per process; a
-    /// no-op when another logger is already installed).
-    pub fn install_log_bridge() {
-        static BRIDGE: LogBridge = LogBridge;
-        if log::set_logger(&BRIDGE).is_ok() {
-            log::set_max_level(log::LevelFilter::Warn);
-        }
     }
 
     fn open_file(&self, path: &Path, verify: bool) -> io::Result<Arc<dyn RawSource>> {

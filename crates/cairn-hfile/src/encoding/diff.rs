@@ -6,10 +6,13 @@
 //! it is the same, the value; then tags and sequence id as every `BufferedDataBlockEncoder`
 //! writes them.
 
-use super::{
-    check_decoded_size, common_prefix, decode_cell_tail, decoded_size_hint, each_plain_cell,
-    put_cell_tail, put_compressed_int, put_decoded_size, DecodeError, Input, TagDictionary,
+use super::buffered::{
+    check_decoded_size, decode_cell_tail, decoded_size_hint, put_cell_tail, put_decoded_size,
 };
+use super::input::{put_compressed_int, Input};
+use super::plain::{common_prefix, each_plain_cell};
+use super::tags::TagDictionary;
+use super::DecodeError;
 use crate::cell::CellLayout;
 
 const FLAG_SAME_KEY_LENGTH: u8 = 1;

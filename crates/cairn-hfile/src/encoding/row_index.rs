@@ -3,7 +3,8 @@
 //! big-endian ints). Decoding takes the cells as they are, after checking that the index
 //! agrees with them.
 
-use super::{each_plain_cell, DecodeError};
+use super::plain::each_plain_cell;
+use super::DecodeError;
 use crate::cell::{parse_block_cell, CellLayout};
 
 pub(super) fn decode(body: &[u8], layout: CellLayout) -> Result<Vec<u8>, DecodeError> {
