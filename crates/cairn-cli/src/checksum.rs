@@ -494,22 +494,18 @@ fn demo(size: u64, dc: DataChecksum, dir: Option<PathBuf>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `size` bytes of a xorshift sequence: incompressible, reproducible.
+/// Writes `size` bytes from a seeded generator: incompressible, the same on every run of this
+/// build.
 fn write_sample(path: &Path, size: u64) -> Result<()> {
     let f = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut out = BufWriter::with_capacity(READ_BYTES, f);
     let bar = progress::bytes("generating", size);
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(0x2545_F491_4F6C_DD1D);
     let mut buf = vec![0u8; READ_BYTES];
     let mut left = size;
     while left > 0 {
         let n = (left as usize).min(buf.len());
-        for w in buf[..n].chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            w.copy_from_slice(&x.to_le_bytes()[..w.len()]);
-        }
+        rand::RngCore::fill_bytes(&mut rng, &mut buf[..n]);
         out.write_all(&buf[..n])
             .with_context(|| format!("cannot write {}", path.display()))?;
         left -= n as u64;
