@@ -73,7 +73,11 @@ impl fmt::Display for BadReplica {
 /// a read move to another replica.
 #[derive(Debug, Default)]
 pub struct HdfsStats {
+    /// Replicas whose data failed HDFS's chunk checksums (each also listed in
+    /// [`bad_replicas`](Self::bad_replicas) and reported to the NameNode).
     pub checksum_failures: AtomicU64,
+    /// Replica reads that failed otherwise (connection refused or reset, DataNode error status)
+    /// and moved on to the next replica.
     pub replica_read_errors: AtomicU64,
     bad_replicas: Mutex<VecDeque<BadReplica>>,
 }
