@@ -16,24 +16,37 @@ use cairn_hfile::CellRef;
 
 use crate::descriptor::ColumnFamilyDescriptor;
 
+/// What the matcher tells the scan loop to do with a cell (HBase's
+/// `ScanQueryMatcher.MatchCode`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchCode {
+    /// Return (or, in a compaction, write) the cell and step to the next one.
     Include,
+    /// Return the cell, then seek past this column (its version limit is reached, or the
+    /// filter said `INCLUDE_AND_NEXT_COL`).
     IncludeAndSeekNextCol,
+    /// Return the cell, then seek past this family in this row (no requested column is left,
+    /// or the filter said `INCLUDE_AND_SEEK_NEXT_ROW`).
     IncludeAndSeekNextRow,
+    /// Leave the cell out and step to the next one (a masked version, a delete marker, a cell
+    /// newer than the time range).
     Skip,
+    /// Leave the cell out and seek past every remaining version of its column.
     SeekNextCol,
     /// Past this family in this row.
     SeekNextRow,
     /// Seek to a key given by a filter or the explicit column tracker.
     SeekTo(Vec<u8>),
+    /// Stop the scan: a filter said no later cell can pass (`filterAllRemaining`).
     DoneScan,
 }
 
 /// A `[min, max)` time range, HBase's `TimeRange`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeRange {
+    /// Smallest timestamp in the range, inclusive (ms since the epoch).
     pub min: i64,
+    /// End of the range, exclusive; `i64::MAX` for no upper bound.
     pub max: i64,
 }
 
@@ -47,6 +60,7 @@ impl Default for TimeRange {
 }
 
 impl TimeRange {
+    /// `[min, max)`; a range with `min >= max` contains nothing.
     pub fn new(min: i64, max: i64) -> TimeRange {
         TimeRange { min, max }
     }
@@ -57,9 +71,12 @@ impl TimeRange {
             max: ts.saturating_add(1),
         }
     }
+    /// Whether a cell written at `ts` falls in the range.
     pub fn contains(&self, ts: i64) -> bool {
         self.min <= ts && ts < self.max
     }
+    /// Whether this is the default range `[0, i64::MAX)`, which excludes no cell with a valid
+    /// timestamp (so reads need not check it).
     pub fn is_all_time(&self) -> bool {
         self.min == 0 && self.max == i64::MAX
     }

@@ -2,21 +2,43 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// One region's counters. The read and write paths bump them with relaxed atomics: they are
+/// statistics, read without any ordering against the data. [`counters`](Self::counters) names
+/// them as HBase does.
 #[derive(Debug, Default)]
 pub struct RegionMetrics {
+    /// `readRequestCount`: one per get, per scanner opened and per get of a multi-get (not per row
+    /// a scanner returns).
     pub read_request_count: AtomicU64,
+    /// `writeRequestCount`: one per atomic apply, i.e. a put, delete or increment, or a whole
+    /// mini-batch of puts.
     pub write_request_count: AtomicU64,
+    /// `filteredReadRequestCount`: rows a filter rejected, added once per `next_row` call rather
+    /// than per row.
     pub filtered_read_request_count: AtomicU64,
+    /// `flushesCount`: flushes that wrote at least one store file (an empty memstore does not
+    /// count).
     pub flush_count: AtomicU64,
+    /// `flushedCellsCount`: cells taken from memstore snapshots by those flushes, before the
+    /// flush's matcher dropped excess versions.
     pub flushed_cells_count: AtomicU64,
+    /// `flushedCellsSize`: bytes of store files those flushes wrote (file length, after encoding
+    /// and compression).
     pub flushed_cells_size: AtomicU64,
+    /// `compactionsCompletedCount`: compactions run, minor and major, one per store compacted.
     pub compaction_count: AtomicU64,
+    /// `compactedCellsCount`: cells compactions wrote (after dropping versions, deletes, expired).
     pub compacted_cells_count: AtomicU64,
+    /// `compactedCellsSize`: bytes of store files compactions wrote.
     pub compacted_cells_size: AtomicU64,
+    /// `majorCompactedCellsCount`: the part of `compacted_cells_count` written by major
+    /// (all-files) compactions.
     pub major_compacted_cells_count: AtomicU64,
 }
 
 impl RegionMetrics {
+    /// A snapshot of every counter under its HBase metric name, for metrics endpoints;
+    /// [`Region::metric_values`](crate::Region::metric_values) adds the gauges.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         vec![

@@ -16,7 +16,10 @@ pub type PutColumn = (Vec<u8>, Vec<u8>, i64, Vec<u8>);
 /// Writes to one row; all its cells become visible together.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Put {
+    /// The row written; it must fall in the region the put is sent to.
     pub row: Vec<u8>,
+    /// The columns written, in the order added; the same column twice at one timestamp keeps
+    /// the later value (both get the put's one sequence id).
     pub cells: Vec<PutColumn>,
     /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
@@ -24,6 +27,8 @@ pub struct Put {
 }
 
 impl Put {
+    /// A put to `row` whose columns are stamped with the server's clock when applied (HBase's
+    /// `new Put(row)`).
     pub fn new(row: impl AsRef<[u8]>) -> Put {
         Put {
             row: row.as_ref().to_vec(),
@@ -41,6 +46,7 @@ impl Put {
         }
     }
 
+    /// Adds a column at the put's timestamp (HBase's `addColumn(family, qualifier, value)`).
     pub fn add(
         mut self,
         family: impl AsRef<[u8]>,
@@ -57,6 +63,8 @@ impl Put {
         self
     }
 
+    /// Adds a column at timestamp `ts` (HBase's `addColumn(family, qualifier, ts, value)`);
+    /// negative timestamps are refused when the put is applied.
     pub fn add_at(
         mut self,
         family: impl AsRef<[u8]>,
@@ -73,6 +81,8 @@ impl Put {
         self
     }
 
+    /// Overrides the table's durability for this put (HBase's `setDurability`); a `SKIP_WAL`
+    /// put is lost if the server crashes before it is flushed.
     pub fn durability(mut self, d: Durability) -> Put {
         self.durability = Some(d);
         self
@@ -82,19 +92,30 @@ impl Put {
 /// One marker of a Delete.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeleteMarker {
+    /// The family the marker is written to.
     pub family: Vec<u8>,
+    /// The column; empty for the family-wide markers (DeleteFamily, DeleteFamilyVersion).
     pub qualifier: Vec<u8>,
+    /// Which versions it covers: at or below `ts` (DeleteFamily, DeleteColumn) or exactly `ts`
+    /// (Delete, DeleteFamilyVersion). `LATEST_TIMESTAMP` is resolved when the delete is applied.
     pub ts: i64,
+    /// One of HBase's four marker types: `Delete`, `DeleteColumn`, `DeleteFamily`,
+    /// `DeleteFamilyVersion`.
     pub kind: CellType,
 }
 
 /// Deletes in one row, with HBase's four kinds of marker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Delete {
+    /// The row the markers are written to.
     pub row: Vec<u8>,
     /// Empty = the whole row (a DeleteFamily for every family at `ts`).
     pub markers: Vec<DeleteMarker>,
+    /// The timestamp of markers added without one (and of the whole-row delete).
+    /// `LATEST_TIMESTAMP` means the server's clock at apply time, except for a
+    /// [`column`](Self::column) marker, which then deletes the newest version.
     pub ts: i64,
+    /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
 }
 
@@ -109,6 +130,9 @@ impl Delete {
         }
     }
 
+    /// Like [`new`](Self::new) with `ts` as the delete's timestamp (HBase's
+    /// `new Delete(row, ts)`): markers added without a timestamp take it, and the whole-row
+    /// delete covers versions ≤ `ts`.
     pub fn with_timestamp(row: impl AsRef<[u8]>, ts: i64) -> Delete {
         Delete {
             ts,
@@ -179,6 +203,7 @@ impl Delete {
         self.push(family.as_ref(), qualifier.as_ref(), ts, CellType::Delete)
     }
 
+    /// Overrides the table's durability for this delete (HBase's `setDurability`).
     pub fn durability(mut self, d: Durability) -> Delete {
         self.durability = Some(d);
         self
@@ -400,12 +425,17 @@ pub fn prefix_stop(prefix: &[u8]) -> Vec<u8> {
 /// Adds to 8-byte big-endian counters (HBase's `Increment`), atomically per row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Increment {
+    /// The row of the counters.
     pub row: Vec<u8>,
+    /// `(family, qualifier, amount)` per counter; amounts wrap on overflow, a missing counter
+    /// starts at 0.
     pub columns: Vec<(Vec<u8>, Vec<u8>, i64)>,
+    /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
 }
 
 impl Increment {
+    /// An increment of counters in `row`, none yet.
     pub fn new(row: impl AsRef<[u8]>) -> Increment {
         Increment {
             row: row.as_ref().to_vec(),
@@ -413,6 +443,7 @@ impl Increment {
             durability: None,
         }
     }
+    /// Adds `amount` (may be negative) to the counter `f:q` (HBase's `addColumn`).
     pub fn add(mut self, f: impl AsRef<[u8]>, q: impl AsRef<[u8]>, amount: i64) -> Increment {
         self.columns
             .push((f.as_ref().to_vec(), q.as_ref().to_vec(), amount));

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
+/// A region's write numbers and read point (HBase's `MultiVersionConcurrencyControl`). One per
+/// region: a write number is the edit's sequence id, in the WAL and in the cells.
 #[derive(Debug)]
 pub struct Mvcc {
     read_point: AtomicU64,
@@ -27,6 +29,8 @@ impl Mvcc {
         }
     }
 
+    /// The highest sequence id visible to new readers: every write at or below it has completed,
+    /// so a reader that fixes it sees no half-applied row.
     pub fn read_point(&self) -> u64 {
         self.read_point.load(Ordering::Acquire)
     }

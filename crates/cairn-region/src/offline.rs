@@ -17,17 +17,25 @@ use crate::store::{now_ms, CompactionOutcome, Store, Throttle};
 /// One store's compactions.
 #[derive(Clone, Debug)]
 pub struct StoreReport {
+    /// The family directory compacted.
     pub family_dir: PathBuf,
+    /// Store files in it before the first compaction.
     pub files_before: usize,
+    /// Store files left after the last.
     pub files_after: usize,
+    /// Each compaction run, in order (empty when the policy found nothing to do).
     pub compactions: Vec<CompactionOutcome>,
 }
 
 /// A family directory to compact: where it is, and its schema.
 #[derive(Clone, Debug)]
 pub struct FamilyDir {
+    /// The filesystem the directory is on (local, or HDFS for an `hdfs://` path).
     pub fs: Arc<dyn FileSystem>,
+    /// `<region>/<family>`, without the scheme.
     pub dir: PathBuf,
+    /// The family's schema: from the table's `.tabledesc`, or HBase's defaults when there is none
+    /// or it does not list the family.
     pub family: ColumnFamilyDescriptor,
 }
 

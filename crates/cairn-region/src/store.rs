@@ -32,9 +32,14 @@ struct CompactionEventTracker {
     compacted_store_file: Vec<Vec<u8>>,
 }
 
+/// A store's contents at one instant, swapped as a whole by flushes and compactions: a reader
+/// that cloned it keeps its files and segments even after they are replaced.
 #[derive(Clone, Debug)]
 pub struct StoreState {
+    /// The memstore segment taking writes.
     pub active: Arc<Segment>,
+    /// The segment a flush is writing out (still read until its file is in `files`); `None`
+    /// between flushes.
     pub snapshot: Option<Arc<Segment>>,
     /// Oldest first (by max sequence id).
     pub files: Arc<Vec<Arc<StoreFile>>>,
@@ -43,17 +48,23 @@ pub struct StoreState {
 /// What a compaction did.
 #[derive(Clone, Debug, Default)]
 pub struct CompactionOutcome {
+    /// Store files compacted.
     pub files_in: usize,
+    /// Their total length in bytes.
     pub bytes_in: u64,
+    /// Files written: 1, or 0 when every cell was dropped (all deleted or expired).
     pub files_out: usize,
+    /// Length of the file written, 0 when none was kept.
     pub bytes_out: u64,
+    /// Cells the matcher looked at (cells skipped by a seek are not counted).
     pub cells_in: u64,
+    /// Cells written.
     pub cells_out: u64,
+    /// Whether the compaction covered every file of the store, so delete markers and what they
+    /// mask were dropped (HBase's major compaction).
     pub major: bool,
 }
 
-/// Limits how fast compactions write (HBase's throughput controller), so they leave disk
-/// bandwidth to flushes and reads.
 /// What one read asks of a store: the part of a read's options the store and its files act
 /// on.
 #[derive(Clone, Copy, Debug)]
@@ -85,12 +96,18 @@ impl Default for StoreRead<'_> {
     }
 }
 
+/// Limits how fast compactions write (HBase's throughput controller), so they leave disk
+/// bandwidth to flushes and reads.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Throttle {
+    /// Bytes of cells written per second at most; `None` (the default) for no limit.
     pub bytes_per_second: Option<u64>,
 }
 
+/// One column family of one region (HBase's `HStore`): a memstore (active segment and flush
+/// snapshot) and the family's store files, oldest first.
 pub struct Store {
+    /// The family's schema, fixed when the store opened.
     pub family: ColumnFamilyDescriptor,
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
@@ -175,10 +192,12 @@ impl Store {
         })
     }
 
+    /// The family directory, `<region>/<family>`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The current segments and files (cheap: shared pointers cloned).
     pub fn state(&self) -> StoreState {
         self.state.read().clone()
     }
@@ -189,11 +208,14 @@ impl Store {
         self.state.read().active.add(kv)
     }
 
+    /// Bytes in the active segment and the flush snapshot.
     pub fn memstore_size(&self) -> u64 {
         let s = self.state.read();
         s.active.heap_size() + s.snapshot.as_ref().map_or(0, |x| x.heap_size())
     }
 
+    /// The highest sequence id in the store files (0 with none): WAL edits at or below it are
+    /// already on disk and are not replayed into this store.
     pub fn max_sequence_id(&self) -> u64 {
         self.state
             .read()
@@ -204,10 +226,12 @@ impl Store {
             .unwrap_or(0)
     }
 
+    /// Store files in the store, the count compaction policy and `storeFileCount` look at.
     pub fn file_count(&self) -> usize {
         self.state.read().files.len()
     }
 
+    /// Total length of the store files in bytes (`storeFileSize`).
     pub fn files_size(&self) -> u64 {
         self.state.read().files.iter().map(|f| f.size).sum()
     }

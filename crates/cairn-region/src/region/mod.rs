@@ -37,7 +37,9 @@ pub struct RegionConfig {
     /// `hbase.hregion.memstore.block.multiplier` (4): writes fail with RegionTooBusy above
     /// flush size × this.
     pub block_multiplier: u64,
+    /// `hbase.hstore.compaction.*`: which files a compaction selects and when a major is due.
     pub compaction: CompactionConfig,
+    /// `hbase.hstore.compaction.throughput.higher.bound`: how fast compactions may write.
     pub throttle: Throttle,
     /// Where the region's files live (local disk unless the server's root says otherwise).
     pub fs: Arc<dyn FileSystem>,
@@ -64,14 +66,24 @@ impl Default for RegionConfig {
 /// What a flush wrote.
 #[derive(Clone, Debug, Default)]
 pub struct FlushOutcome {
+    /// The flush's sequence id: every edit at or below it is in store files now, so the WAL may
+    /// drop it (the region's write point when the snapshot was taken).
     pub sequence_id: u64,
+    /// Cells taken from the memstore snapshots (before excess versions were dropped).
     pub cells: u64,
+    /// Bytes of store files written.
     pub bytes: u64,
+    /// Store files written: one per store that had anything to flush.
     pub files: usize,
 }
 
+/// One region of a table (HBase's `HRegion`): the rows `[start_key, end_key)`, a store per family,
+/// the MVCC that orders its writes, and its row locks. Shared between threads behind an `Arc`;
+/// every operation takes `&self`.
 pub struct Region {
+    /// The region's table, key range, id and encoded (directory) name.
     pub info: RegionInfo,
+    /// The table's schema, shared by its regions.
     pub descriptor: Arc<TableDescriptor>,
     dir: PathBuf,
     stores: BTreeMap<Vec<u8>, Arc<Store>>,
@@ -87,6 +99,7 @@ pub struct Region {
     row_locks: Vec<RwLock<()>>,
     flush_lock: Mutex<()>,
     read_points: Arc<ReadPoints>,
+    /// Counters the read and write paths bump; [`metric_values`](Self::metric_values) adds gauges.
     pub metrics: Arc<RegionMetrics>,
     config: RegionConfig,
     closed: AtomicBool,
@@ -170,18 +183,22 @@ impl Region {
         let _ = self.wal.set(wal);
     }
 
+    /// The region directory, `<table dir>/<encoded name>`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The stores, in family-name order.
     pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
         self.stores.values()
     }
 
+    /// The store of `family`; `None` if the table has no such family.
     pub fn store(&self, family: &[u8]) -> Option<&Arc<Store>> {
         self.stores.get(family)
     }
 
+    /// The MVCC read point: the sequence id a read opened now would see up to.
     pub fn read_point(&self) -> u64 {
         self.mvcc.read_point()
     }
@@ -205,6 +222,7 @@ impl Region {
             .collect()
     }
 
+    /// Whether the memstores have passed the table's flush size (`MEMSTORE_FLUSHSIZE`).
     pub fn needs_flush(&self) -> bool {
         self.memstore_size() > self.descriptor.memstore_flush_size
     }
@@ -269,6 +287,7 @@ impl Region {
         Ok(())
     }
 
+    /// Whether [`close`](Self::close) ran: operations then fail with [`RegionError::Closed`].
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }

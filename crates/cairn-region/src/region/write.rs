@@ -83,6 +83,9 @@ impl Region {
         Ok(seq)
     }
 
+    /// Applies one put atomically: all its cells under one sequence id, in the WAL (as its
+    /// durability asks) before the memstore, visible to readers together once this returns.
+    /// Fails with [`RegionError::RegionTooBusy`] over the blocking limit.
     pub fn put(&self, put: &Put) -> Result<()> {
         let _row = self.row_lock(&put.row).read();
         self.put_locked(put)
@@ -173,6 +176,9 @@ impl Region {
         Ok(())
     }
 
+    /// Writes a delete's markers atomically, like a put. A marker for the newest version
+    /// ([`Delete::column`] without a timestamp) is resolved to that version's timestamp first, and
+    /// writes nothing if the column is empty, as in HBase.
     pub fn delete(&self, delete: &Delete) -> Result<()> {
         let _row = self.row_lock(&delete.row).write();
         self.delete_locked(delete)

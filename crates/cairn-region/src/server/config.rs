@@ -14,9 +14,12 @@ pub struct ServerConfig {
     pub wal_dir: Option<PathBuf>,
     /// The filesystem of `wal_dir` (local if unset).
     pub wal_fs: Option<Arc<dyn FileSystem>>,
+    /// How the WAL writes: roll size, ASYNC_WAL sync interval, segments kept for reuse
+    /// (`cairn.wal.recycled_segments`).
     pub wal: WalOptions,
     /// `None`: no block cache (reads go to the files every time).
     pub block_cache: Option<BlockCacheConfig>,
+    /// What every region gets: its filesystem, blocking multiplier, compaction policy and throttle.
     pub region: RegionConfig,
     /// Run flushes and compactions on background threads (off: only when asked).
     pub background: bool,

@@ -37,6 +37,9 @@ use crate::store::now_ms;
 /// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
 pub const MINI_BATCH_SIZE: usize = 20_000;
 
+/// An embedded region server: every table under one root, sharing one WAL and one block cache.
+/// Opened with [`RegionServer::open`], which replays the WAL; routes each operation to the
+/// region holding its row.
 pub struct RegionServer {
     config: ServerConfig,
     wal: Arc<Wal>,
@@ -48,6 +51,7 @@ pub struct RegionServer {
     flush_tx: Option<Sender<Work>>,
     compact_tx: Option<Sender<Work>>,
     workers: parking_lot::Mutex<Vec<JoinHandle<()>>>,
+    /// What [`open`](Self::open) found and replayed from the WAL.
     pub recovery: RecoveryReport,
 }
 
@@ -60,22 +64,27 @@ impl std::fmt::Debug for RegionServer {
 }
 
 impl RegionServer {
+    /// The root directory (`hbase.rootdir`) on the root's filesystem.
     pub fn root(&self) -> &Path {
         &self.config.root
     }
 
+    /// The WAL every region of the server writes to.
     pub fn wal(&self) -> &Arc<Wal> {
         &self.wal
     }
 
+    /// The block cache the store files read through; `None` when the server runs without one.
     pub fn block_cache(&self) -> Option<&Arc<CombinedBlockCache>> {
         self.cache.as_ref()
     }
 
+    /// The tables, enabled or not, in name order.
     pub fn table_names(&self) -> Vec<TableName> {
         self.tables.load().keys().cloned().collect()
     }
 
+    /// A table, enabled or not; [`RegionError::TableNotFound`] if there is none by that name.
     pub fn table(&self, name: &TableName) -> Result<Arc<Table>> {
         self.tables
             .load()
@@ -162,6 +171,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Enables a table (removes its disabled marker); enabling an enabled table is not an error.
     pub fn enable_table(&self, name: &TableName) -> Result<()> {
         let t = self.table(name)?;
         let marker = t.dir.join(DISABLED_MARKER);
@@ -173,6 +183,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Whether a table takes reads and writes; the state survives restarts.
     pub fn is_table_enabled(&self, name: &TableName) -> Result<bool> {
         Ok(self.table(name)?.is_enabled())
     }
@@ -217,6 +228,8 @@ impl RegionServer {
         }
     }
 
+    /// Applies a put in the region of its row ([`Region::put`]), then queues a flush if that
+    /// region's memstore passed the flush size.
     pub fn put(&self, table: &TableName, put: &Put) -> Result<()> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&put.row);
@@ -251,6 +264,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Applies a delete in the region of its row ([`Region::delete`]).
     pub fn delete(&self, table: &TableName, delete: &Delete) -> Result<()> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&delete.row);
@@ -259,6 +273,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Adds to counters in one row atomically ([`Region::increment`]); returns the new cells.
     pub fn increment(&self, table: &TableName, inc: &Increment) -> Result<Vec<KeyValue>> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&inc.row);
@@ -267,6 +282,8 @@ impl RegionServer {
         Ok(out)
     }
 
+    /// HBase's `checkAndPut`: applies `put` only if the newest value of `family:qualifier` in its
+    /// row is `expected` (`None`: only if the column is empty). Returns whether it was applied.
     pub fn check_and_put(
         &self,
         table: &TableName,
@@ -282,6 +299,7 @@ impl RegionServer {
         Ok(ok)
     }
 
+    /// HBase's `checkAndDelete`: like [`check_and_put`](Self::check_and_put) for a delete.
     pub fn check_and_delete(
         &self,
         table: &TableName,
@@ -295,6 +313,7 @@ impl RegionServer {
         r.check_and_delete(family, qualifier, expected, delete)
     }
 
+    /// One row's cells from the region holding it; empty when the row has none the get selects.
     pub fn get(&self, table: &TableName, get: Get) -> Result<Vec<KeyValue>> {
         // Borrowed from the loaded map rather than cloned: one shared count fewer to write
         // per get.

@@ -6,10 +6,18 @@ use super::*;
 /// What opening found in the WAL.
 #[derive(Clone, Debug, Default)]
 pub struct RecoveryReport {
+    /// Tables found under `<root>/data`.
     pub tables: usize,
+    /// Regions opened across those tables.
     pub regions: usize,
+    /// What reading the WAL's segments found (segments, edits, bytes dropped at a torn tail);
+    /// `None` only in a report no open filled in.
     pub wal: Option<cairn_wal::ReplayReport>,
+    /// WAL edits routed to a region of this server (including edits whose cells were all flushed
+    /// already).
     pub edits_replayed: u64,
+    /// Cells of those edits added to memstores: the ones newer than their store's flushed
+    /// sequence id.
     pub cells_replayed: u64,
     /// Edits for regions that no longer exist (dropped tables).
     pub edits_skipped: u64,

@@ -3,7 +3,9 @@
 
 use super::*;
 
+/// A loaded table: its schema and its regions, which together cover every row.
 pub struct Table {
+    /// The table's schema, shared with its regions.
     pub descriptor: Arc<TableDescriptor>,
     /// Sorted by start key; together they cover every row.
     pub regions: Vec<Arc<Region>>,
@@ -12,6 +14,7 @@ pub struct Table {
 }
 
 impl Table {
+    /// Whether the table takes reads and writes (HBase's ENABLED state).
     pub fn is_enabled(&self) -> bool {
         self.enabled.load(Ordering::Acquire)
     }
@@ -131,6 +134,8 @@ impl TableScanner {
         }
     }
 
+    /// Up to `n` rows (fewer only at the end of the scan): one round trip's worth for a server's
+    /// scanner `next` call.
     pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<KeyValue>>> {
         let mut out = Vec::new();
         while out.len() < n {
