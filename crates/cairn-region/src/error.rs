@@ -93,3 +93,39 @@ impl RegionError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_what_failed() {
+        let e = RegionError::io(
+            "/data/t/r/f/abc",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        );
+        assert_eq!(e.to_string(), "/data/t/r/f/abc: gone");
+        assert!(
+            std::error::Error::source(&e).is_some(),
+            "the I/O error stays the source"
+        );
+        let e = RegionError::NoSuchFamily {
+            table: "ns:t".into(),
+            family: "cf".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "table ns:t: column family \"cf\" does not exist"
+        );
+        let e = RegionError::RegionTooBusy {
+            region: "t,,1.abc.".into(),
+            size: 600,
+            limit: 512,
+        };
+        let m = e.to_string();
+        assert!(
+            m.contains("t,,1.abc.") && m.contains("600") && m.contains("512"),
+            "{m}"
+        );
+    }
+}

@@ -399,6 +399,86 @@ mod tests {
     }
 
     #[test]
+    fn encoded_names_and_directories_are_hbases() {
+        // HBase: encodeRegionName(MD5 hex of "<table>,<startKey>,<regionId>"), the table name
+        // without "default:" (reference digests computed with Python's hashlib).
+        let r = RegionInfo::new(
+            TableName::parse("t1").unwrap(),
+            b"a",
+            b"m",
+            1_700_000_000_000,
+        );
+        assert_eq!(r.encoded_name, "1701a7ecba2642ef944c55a801acd7cf");
+        assert_eq!(
+            r.region_name(),
+            "t1,a,1700000000000.1701a7ecba2642ef944c55a801acd7cf."
+        );
+        let first = RegionInfo::new(TableName::parse("ns:t").unwrap(), b"", b"", 1);
+        assert_eq!(first.encoded_name, "1b3b6feb507160c24c08513b4b03dd66");
+        // The end key is not part of the name: a region keeps its directory when the region
+        // after it splits.
+        let wider = RegionInfo::new(
+            TableName::parse("t1").unwrap(),
+            b"a",
+            b"",
+            1_700_000_000_000,
+        );
+        assert_eq!(wider.encoded_name, r.encoded_name);
+
+        let root = Path::new("/hbase");
+        let t = TableName::parse("t1").unwrap();
+        assert_eq!(table_dir(root, &t), Path::new("/hbase/data/default/t1"));
+        let ns = TableName::parse("ns:t").unwrap();
+        assert_eq!(table_dir(root, &ns), Path::new("/hbase/data/ns/t"));
+        assert_eq!(wal_dir(root), Path::new("/hbase/WALs"));
+        assert!(unique_file_name().len() == 32 && unique_file_name() != unique_file_name());
+    }
+
+    #[test]
+    fn the_newest_tableinfo_wins_and_temporaries_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = cairn_fs::LocalFileSystem;
+        let desc = dir.path().join(TABLE_DESC_DIR);
+        std::fs::create_dir_all(&desc).unwrap();
+        let t = TableName::parse("t").unwrap();
+        let old = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("old"));
+        let new = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("new"));
+        let tmp = TableDescriptor::new(t).with_family(ColumnFamilyDescriptor::new("tmp"));
+        // HBase's name forms: `.tableinfo.<seq>` (older) and `.tableinfo.<seq>.<len>` (2.6).
+        std::fs::write(
+            desc.join(".tableinfo.0000000002"),
+            encode_table_descriptor(&old),
+        )
+        .unwrap();
+        std::fs::write(
+            desc.join(".tableinfo.0000000010.99"),
+            encode_table_descriptor(&new),
+        )
+        .unwrap();
+        std::fs::write(
+            desc.join(".tableinfo.0000000011.tmp"),
+            encode_table_descriptor(&tmp),
+        )
+        .unwrap();
+        assert_eq!(
+            read_table_descriptor(&fs, dir.path()).unwrap().unwrap(),
+            new
+        );
+        assert!(read_table_descriptor(&fs, &dir.path().join("none"))
+            .unwrap()
+            .is_none());
+        // A file that is not HBase's protobuf is corrupt, and the error names it.
+        std::fs::write(desc.join(".tableinfo.0000000012"), b"garbage").unwrap();
+        let e = read_table_descriptor(&fs, dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(".tableinfo.0000000012") && e.contains("PBUF"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn table_descriptor_round_trips() {
         let d = TableDescriptor::new(TableName::parse("ns:t").unwrap())
             .with_family(

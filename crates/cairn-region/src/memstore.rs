@@ -24,7 +24,7 @@ use crate::heap::CellScanner;
 #[derive(Clone, Debug)]
 pub struct MemCell(pub Arc<KeyValue>, RowHead);
 
-/// The first [`ROW_HEAD_BYTES`] bytes of a row, zero-padded, as big-endian words: when two
+/// The first 24 (`ROW_HEAD_BYTES`) bytes of a row, zero-padded, as big-endian words: when two
 /// heads differ they order their rows as the rows' bytes do (a row shorter than the head
 /// has zeros where the longer has bytes, and a row that is a prefix of another sorts first
 /// anyway); equal heads decide nothing.

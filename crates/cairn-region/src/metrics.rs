@@ -61,3 +61,35 @@ impl RegionMetrics {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_counter_is_exported_under_its_hbase_name() {
+        let m = RegionMetrics::default();
+        // A distinct value per counter, so a name wired to the wrong field shows.
+        let fields = [
+            (&m.read_request_count, "readRequestCount"),
+            (&m.write_request_count, "writeRequestCount"),
+            (&m.filtered_read_request_count, "filteredReadRequestCount"),
+            (&m.flush_count, "flushesCount"),
+            (&m.flushed_cells_count, "flushedCellsCount"),
+            (&m.flushed_cells_size, "flushedCellsSize"),
+            (&m.compaction_count, "compactionsCompletedCount"),
+            (&m.compacted_cells_count, "compactedCellsCount"),
+            (&m.compacted_cells_size, "compactedCellsSize"),
+            (&m.major_compacted_cells_count, "majorCompactedCellsCount"),
+        ];
+        for (i, (counter, _)) in fields.iter().enumerate() {
+            counter.store(100 + i as u64, Ordering::Relaxed);
+        }
+        let expected: Vec<(&str, u64)> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (_, name))| (*name, 100 + i as u64))
+            .collect();
+        assert_eq!(m.counters(), expected);
+    }
+}

@@ -450,3 +450,108 @@ impl Increment {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(d: &Delete) -> Vec<(CellType, &[u8], i64)> {
+        d.markers
+            .iter()
+            .map(|m| (m.kind, m.qualifier.as_slice(), m.ts))
+            .collect()
+    }
+
+    #[test]
+    fn delete_builders_write_hbases_marker_types_and_timestamps() {
+        // Without a timestamp: every marker is stamped at apply time (LATEST_TIMESTAMP).
+        let d = Delete::new("r")
+            .family("f")
+            .columns("f", "a")
+            .column("f", "b");
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (CellType::DeleteFamily, &b""[..], LATEST_TIMESTAMP),
+                (CellType::DeleteColumn, &b"a"[..], LATEST_TIMESTAMP),
+                (CellType::Delete, &b"b"[..], LATEST_TIMESTAMP),
+            ]
+        );
+        // `new Delete(row, ts)`: markers added without a timestamp take the delete's; the
+        // explicit-version builders keep their own.
+        let d = Delete::with_timestamp("r", 7)
+            .family("f")
+            .columns("f", "a")
+            .column("f", "b")
+            .family_version("f", 5)
+            .columns_at("f", "c", 3)
+            .column_at("f", "d", 2);
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (CellType::DeleteFamily, &b""[..], 7),
+                (CellType::DeleteColumn, &b"a"[..], 7),
+                (CellType::Delete, &b"b"[..], 7),
+                (CellType::DeleteFamilyVersion, &b""[..], 5),
+                (CellType::DeleteColumn, &b"c"[..], 3),
+                (CellType::Delete, &b"d"[..], 2),
+            ]
+        );
+        assert!(d.markers.iter().all(|m| m.family == b"f"));
+        // A whole-row delete is a delete with no markers, at the delete's timestamp.
+        let row = Delete::with_timestamp("r", 9);
+        assert!(row.markers.is_empty());
+        assert_eq!(row.ts, 9);
+        assert_eq!(row.durability, None);
+    }
+
+    #[test]
+    fn put_timestamps_come_from_the_put_unless_given() {
+        let p = Put::with_timestamp("r", 10)
+            .add("f", "a", "1")
+            .add_at("f", "b", 3, "2");
+        let ts: Vec<i64> = p.cells.iter().map(|c| c.2).collect();
+        assert_eq!(ts, vec![10, 3]);
+        let p = Put::new("r").add("f", "a", "1");
+        assert_eq!(p.cells[0].2, LATEST_TIMESTAMP);
+        assert_eq!(p.durability, None);
+        assert_eq!(
+            p.durability(Durability::SkipWal).durability,
+            Some(Durability::SkipWal)
+        );
+    }
+
+    #[test]
+    fn prefix_stop_rows_carry_past_0xff() {
+        assert_eq!(prefix_stop(b"ab"), b"ac");
+        // A trailing 0xff cannot be incremented: it is dropped and the byte before carries.
+        assert_eq!(prefix_stop(b"a\xff"), b"b");
+        assert_eq!(prefix_stop(b"a\xfe\xff\xff"), b"a\xff");
+        // All 0xff (or empty): no row is past the prefix, so the scan runs to the end.
+        assert_eq!(prefix_stop(b"\xff\xff"), b"");
+        assert_eq!(prefix_stop(b""), b"");
+        let s = Scan::new().prefix(b"k\xff");
+        assert_eq!(
+            (s.start_row.as_slice(), s.stop_row.as_slice()),
+            (&b"k\xff"[..], &b"l"[..])
+        );
+        // Every row with the prefix is in [start, stop), and the first row after it is not.
+        for row in [&b"k\xff"[..], b"k\xff\x00", b"k\xff\xff\xff"] {
+            assert!(row >= s.start_row.as_slice() && row < s.stop_row.as_slice());
+        }
+        assert!(b"l".as_slice() >= s.stop_row.as_slice());
+    }
+
+    #[test]
+    fn a_get_is_a_one_row_scan() {
+        let g = Get::new("row").column("f", "q").family("g").versions(3);
+        let s = g.into_scan();
+        assert!(s.single_row);
+        assert_eq!(s.start_row, b"row");
+        // The smallest row after "row" is "row\0": only "row" is in [start, stop).
+        assert_eq!(s.stop_row, b"row\x00");
+        assert_eq!(s.options.max_versions, 3);
+        assert_eq!(s.columns.get(&b"f"[..]), Some(&Some(vec![b"q".to_vec()])));
+        assert_eq!(s.columns.get(&b"g"[..]), Some(&None));
+    }
+}

@@ -106,6 +106,39 @@ mod tests {
         assert_eq!(m.read_point(), 12);
     }
 
+    proptest::proptest! {
+        /// Whatever order writes complete in, the read point is always just below the oldest
+        /// write still open: it never passes an uncompleted write and never lags a completed
+        /// prefix.
+        #[test]
+        fn read_point_is_the_completed_prefix(
+            order in proptest::strategy::Strategy::prop_shuffle(
+                proptest::strategy::Just((0u64..40).collect::<Vec<u64>>())
+            ),
+        ) {
+            let m = Mvcc::new(100);
+            let ids: Vec<u64> = (0..40).map(|_| m.begin()).collect();
+            proptest::prop_assert_eq!(m.write_point(), 140);
+            let mut done = [false; 40];
+            for i in order {
+                m.complete(ids[i as usize]);
+                done[i as usize] = true;
+                let open = done.iter().position(|d| !d).unwrap_or(40) as u64;
+                proptest::prop_assert_eq!(m.read_point(), 100 + open);
+            }
+        }
+    }
+
+    #[test]
+    fn advance_to_moves_both_points_only_when_idle() {
+        let m = Mvcc::new(5);
+        m.advance_to(9);
+        assert_eq!((m.read_point(), m.write_point()), (9, 9));
+        m.advance_to(3);
+        assert_eq!(m.read_point(), 9, "never backwards");
+        assert_eq!(m.begin(), 10, "numbers continue past replayed edits");
+    }
+
     #[test]
     fn complete_and_wait_returns_when_visible() {
         let m = std::sync::Arc::new(Mvcc::new(0));

@@ -309,3 +309,105 @@ impl Region {
         v
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::descriptor::{ColumnFamilyDescriptor, TableName};
+
+    /// A region of table `t` (families `f`, 3 versions, and `g`) over `[start, end)` in `dir`,
+    /// without a WAL, flushing at `flush_size` bytes.
+    pub(in crate::region) fn region(
+        dir: &Path,
+        start: &[u8],
+        end: &[u8],
+        flush_size: u64,
+    ) -> Region {
+        let mut d = TableDescriptor::new(TableName::parse("t").unwrap())
+            .with_family(ColumnFamilyDescriptor::new("f").max_versions(3))
+            .with_family(ColumnFamilyDescriptor::new("g"));
+        d.memstore_flush_size = flush_size;
+        let info = RegionInfo::new(d.name.clone(), start, end, 1);
+        Region::create(dir, info, Arc::new(d), None, None, RegionConfig::default()).unwrap()
+    }
+
+    /// The values of a read's cells, as strings.
+    pub(in crate::region) fn values(cells: &[KeyValue]) -> Vec<String> {
+        cells
+            .iter()
+            .map(|c| String::from_utf8_lossy(c.as_cell().value).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn rows_outside_the_region_and_unknown_families_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"b", b"m", 1 << 20);
+        assert_eq!(r.dir(), dir.path().join(&r.info.encoded_name));
+        r.put(&Put::new("b").add("f", "q", "v")).unwrap();
+        for row in ["a", "m", "z"] {
+            let e = r.put(&Put::new(row).add("f", "q", "v")).unwrap_err();
+            assert!(
+                matches!(&e, RegionError::InvalidArgument(m) if m.contains(&r.info.region_name())),
+                "{row}: {e}"
+            );
+            assert!(r.get(Get::new(row)).is_err(), "{row}");
+        }
+        let e = r.put(&Put::new("c").add("x", "q", "v")).unwrap_err();
+        assert!(
+            matches!(e, RegionError::NoSuchFamily { ref family, .. } if family == "x"),
+            "{e}"
+        );
+        assert_eq!(r.write_point(), 1, "refused writes take no sequence id");
+    }
+
+    #[test]
+    fn writes_are_refused_over_the_blocking_limit_until_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        // Blocking limit: flush size × hbase.hregion.memstore.block.multiplier (4).
+        let r = region(dir.path(), b"", b"", 1000);
+        let value = [b'x'; 100];
+        let mut refused = None;
+        for i in 0..100 {
+            match r.put(&Put::new(format!("r{i:03}")).add("f", "q", value)) {
+                Ok(()) => {}
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        match refused {
+            Some(RegionError::RegionTooBusy { size, limit, .. }) => {
+                assert_eq!(limit, 4000);
+                assert!(size > limit && size == r.memstore_size(), "{size}");
+            }
+            other => panic!("expected RegionTooBusy, got {other:?}"),
+        }
+        assert!(r.needs_flush());
+        r.flush().unwrap();
+        assert_eq!(r.memstore_size(), 0);
+        assert!(!r.needs_flush());
+        r.put(&Put::new("z").add("f", "q", value)).unwrap();
+    }
+
+    #[test]
+    fn closing_refuses_further_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        r.put(&Put::new("a").add("f", "q", "v")).unwrap();
+        r.close(true).unwrap();
+        assert!(r.is_closed());
+        assert!(matches!(
+            r.put(&Put::new("a").add("f", "q", "w")),
+            Err(RegionError::Closed)
+        ));
+        assert!(matches!(r.get(Get::new("a")), Err(RegionError::Closed)));
+        // The close flushed: the store file holds the write.
+        let gauges: BTreeMap<_, _> = r.metric_values().into_iter().collect();
+        assert_eq!(gauges["storeFileCount"], 1);
+        assert_eq!(gauges["storeCount"], 2);
+        assert_eq!(gauges["maxSequenceId"], 1);
+        assert_eq!(r.flushed_sequence_ids()[&b"f"[..]], 1);
+    }
+}

@@ -429,3 +429,131 @@ impl RegionServer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::descriptor::ColumnFamilyDescriptor;
+
+    /// A server in `dir` with no background threads (flushes and compactions when asked).
+    pub(in crate::server) fn server(dir: &Path) -> Arc<RegionServer> {
+        let mut c = ServerConfig::new(dir);
+        c.background = false;
+        RegionServer::open(c).unwrap()
+    }
+
+    /// Creates table `name` with family `f`, split at `splits`.
+    pub(in crate::server) fn table(s: &RegionServer, name: &str, splits: &[&str]) -> TableName {
+        let t = TableName::parse(name).unwrap();
+        let d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        let splits: Vec<Vec<u8>> = splits.iter().map(|k| k.as_bytes().to_vec()).collect();
+        s.create_table(d, &splits).unwrap();
+        t
+    }
+
+    fn bounds(s: &RegionServer, t: &TableName) -> Vec<(String, String)> {
+        let text = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+        s.table(t)
+            .unwrap()
+            .regions
+            .iter()
+            .map(|r| (text(&r.info.start_key), text(&r.info.end_key)))
+            .collect()
+    }
+
+    #[test]
+    fn split_keys_become_contiguous_regions() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        // Unsorted and repeated split keys, as a client may pass them.
+        let t = table(&s, "t", &["m", "b", "m"]);
+        let want = [("", "b"), ("b", "m"), ("m", "")];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(bounds(&s, &t), want);
+        // One create: the regions share their id, so their names differ only by start key.
+        let ids: Vec<u64> = s
+            .table(&t)
+            .unwrap()
+            .regions
+            .iter()
+            .map(|r| r.info.region_id)
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] == w[1]));
+        let d = || {
+            TableDescriptor::new(TableName::parse("u").unwrap())
+                .with_family(ColumnFamilyDescriptor::new("f"))
+        };
+        let e = s.create_table(d(), &[b"".to_vec()]).unwrap_err();
+        assert!(matches!(e, RegionError::InvalidArgument(_)), "{e}");
+        assert!(matches!(
+            s.create_table(d().with_family(ColumnFamilyDescriptor::new("f")), &[]),
+            Err(RegionError::InvalidArgument(_))
+        ));
+        let again = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        assert!(matches!(
+            s.create_table(again, &[]),
+            Err(RegionError::TableExists(_))
+        ));
+        // The regions survive a restart with the same bounds.
+        s.close().unwrap();
+        drop(s);
+        let s = server(dir.path());
+        assert_eq!(bounds(&s, &t), want);
+    }
+
+    #[test]
+    fn a_batch_of_puts_takes_one_sequence_id_per_region() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &["m"]);
+        let puts: Vec<Put> = ["a", "x", "b", "y", "c"]
+            .iter()
+            .map(|r| Put::new(r).add("f", "q", r))
+            .collect();
+        s.put_many(&t, &puts).unwrap();
+        let tbl = s.table(&t).unwrap();
+        let points: Vec<u64> = tbl.regions.iter().map(|r| r.write_point()).collect();
+        assert_eq!(points, vec![1, 1], "one mini-batch per region");
+        for r in ["a", "b", "c", "x", "y"] {
+            assert_eq!(s.get(&t, Get::new(r)).unwrap().len(), 1, "{r}");
+        }
+    }
+
+    #[test]
+    fn a_table_is_disabled_before_it_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "ns:t", &[]);
+        s.put(&t, &Put::new("a").add("f", "q", "v")).unwrap();
+        assert!(matches!(
+            s.delete_table(&t),
+            Err(RegionError::InvalidArgument(_))
+        ));
+        s.disable_table(&t).unwrap();
+        assert!(!s.is_table_enabled(&t).unwrap());
+        assert!(matches!(
+            s.get(&t, Get::new("a")),
+            Err(RegionError::TableDisabled(_))
+        ));
+        assert!(matches!(
+            s.put(&t, &Put::new("a").add("f", "q", "w")),
+            Err(RegionError::TableDisabled(_))
+        ));
+        // Disabling flushed the memstore, so the data survives being re-enabled.
+        s.enable_table(&t).unwrap();
+        assert_eq!(s.get(&t, Get::new("a")).unwrap().len(), 1);
+        s.disable_table(&t).unwrap();
+        let tdir = layout::table_dir(s.root(), &t);
+        assert!(tdir.exists());
+        s.delete_table(&t).unwrap();
+        assert!(!tdir.exists());
+        assert!(s.table_names().is_empty());
+        assert!(matches!(
+            s.get(&t, Get::new("a")),
+            Err(RegionError::TableNotFound(_))
+        ));
+    }
+}
