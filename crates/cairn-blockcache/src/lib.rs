@@ -14,6 +14,8 @@
 //! **Does not own:** how blocks are read or verified from HFiles (`cairn-hfile`), or when to
 //! evict a file's blocks (the region store does, when compaction retires a file).
 
+#![warn(missing_docs)]
+
 // Under `cfg(loom)` only the slot protocol is built, with loom's primitives, for the model
 // checker (`RUSTFLAGS="--cfg loom" cargo test -p cairn-blockcache --lib --release loom`).
 mod key;

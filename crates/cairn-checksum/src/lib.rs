@@ -13,6 +13,8 @@
 //! belong to their crates) or what to do about a mismatch (re-reading a replica, counting
 //! failures): callers decide, this crate only reports precisely.
 
+#![warn(missing_docs)]
+
 pub mod accounting;
 mod checksum_type;
 mod data_checksum;

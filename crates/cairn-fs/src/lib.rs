@@ -14,6 +14,8 @@
 //! **Does not own:** any file format or checksum of cairn's own (cairn-hfile, cairn-wal
 //! verify what they read), caching (cairn-blockcache), or which files exist (cairn-region).
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -88,8 +90,12 @@ pub trait FsOutput: Write + Send {
 /// One entry of a directory listing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileStatus {
+    /// The entry's path on its filesystem, without the scheme.
     pub path: PathBuf,
+    /// A file's length in bytes (HDFS: as the NameNode knows it, which for a file still open
+    /// for writing may lag what was hflushed). Not meaningful for a directory.
     pub len: u64,
+    /// True for a directory (HBase's region and family directories), false for a file.
     pub is_dir: bool,
     /// Last modification, milliseconds since the Unix epoch (0 if unknown).
     pub modified_ms: i64,

@@ -125,12 +125,19 @@ fn is_better(best: Option<(usize, usize, u64)>, count: usize, total: u64, stuck:
 /// A store's files as the policy sees them.
 #[derive(Clone, Debug)]
 pub struct Candidate {
+    /// File length in bytes: what the ratio rule compares.
     pub size: u64,
+    /// Already selected by a running compaction: neither it nor any older file may be selected.
     pub compacting: bool,
+    /// Modification time (ms since the epoch); the oldest decides whether a time-based major is
+    /// due.
     pub modified_ms: i64,
+    /// Written by a major compaction (`MAJOR_COMPACTION_KEY`): a single such file needs no
+    /// scheduled major unless its cells have expired.
     pub major: bool,
     /// Oldest cell timestamp, when the file says.
     pub min_ts: Option<i64>,
+    /// File name; seeds the major-compaction jitter so the schedule is stable for a set of files.
     pub name: String,
 }
 

@@ -18,7 +18,9 @@ pub const DEFAULT_MEMSTORE_FLUSH_SIZE: u64 = 128 * 1024 * 1024;
 /// A table name: namespace and qualifier (`ns:table`; the namespace `default` is implied).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableName {
+    /// The namespace (`default` when the name had none); the directory under `<root>/data/`.
     pub namespace: String,
+    /// The table's name within its namespace; its directory under the namespace's.
     pub qualifier: String,
 }
 
@@ -68,6 +70,7 @@ impl fmt::Display for TableName {
 /// A column family's schema (`ColumnFamilyDescriptor`), with HBase's defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnFamilyDescriptor {
+    /// The family name: the store's directory name and every cell's family bytes.
     pub name: Vec<u8>,
     /// `VERSIONS` (1).
     pub max_versions: u32,
@@ -118,26 +121,33 @@ impl ColumnFamilyDescriptor {
         }
     }
 
+    /// Sets `VERSIONS`: how many versions of a column reads return and major compactions keep.
     pub fn max_versions(mut self, n: u32) -> Self {
         self.max_versions = n;
         self
     }
+    /// Sets `MIN_VERSIONS`: versions kept past the TTL (at most `VERSIONS`, see
+    /// [`validate`](Self::validate)).
     pub fn min_versions(mut self, n: u32) -> Self {
         self.min_versions = n;
         self
     }
+    /// Sets `TTL` in seconds; [`FOREVER`] (the default) disables expiry.
     pub fn ttl_seconds(mut self, s: u32) -> Self {
         self.ttl_seconds = s;
         self
     }
+    /// Sets `BLOOMFILTER` for store files written from now on (ROW lets gets skip files).
     pub fn bloom_type(mut self, b: BloomType) -> Self {
         self.bloom_type = b;
         self
     }
+    /// Sets `COMPRESSION` for store files written from now on; existing files keep theirs.
     pub fn compression(mut self, c: Compression) -> Self {
         self.compression = c;
         self
     }
+    /// Sets `BLOCKSIZE` in bytes: the target size of a data block before compression.
     pub fn block_size(mut self, n: usize) -> Self {
         self.block_size = n;
         self
@@ -290,7 +300,9 @@ fn parse_bool(v: &str) -> Option<bool> {
 /// A table's schema (`TableDescriptor`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableDescriptor {
+    /// The table's name.
     pub name: TableName,
+    /// Its column families, one store each per region, in the order they were added.
     pub families: Vec<ColumnFamilyDescriptor>,
     /// `MEMSTORE_FLUSHSIZE` (`hbase.hregion.memstore.flush.size`, 128 MiB).
     pub memstore_flush_size: u64,
@@ -299,6 +311,8 @@ pub struct TableDescriptor {
 }
 
 impl TableDescriptor {
+    /// A table with no families yet (add them with [`with_family`](Self::with_family)), HBase's
+    /// default flush size and SYNC_WAL durability.
     pub fn new(name: TableName) -> TableDescriptor {
         TableDescriptor {
             name,
@@ -308,15 +322,19 @@ impl TableDescriptor {
         }
     }
 
+    /// Adds a family; duplicates are caught by [`validate`](Self::validate), not here.
     pub fn with_family(mut self, family: ColumnFamilyDescriptor) -> TableDescriptor {
         self.families.push(family);
         self
     }
 
+    /// The family named `name`; `None` if the table has none by that name.
     pub fn family(&self, name: &[u8]) -> Option<&ColumnFamilyDescriptor> {
         self.families.iter().find(|f| f.name == name)
     }
 
+    /// Checks a table before it is created: at least one family, each valid
+    /// ([`ColumnFamilyDescriptor::validate`]), no name twice.
     pub fn validate(&self) -> Result<()> {
         if self.families.is_empty() {
             return Err(RegionError::InvalidArgument(format!(

@@ -19,20 +19,28 @@ use crate::descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 use crate::error::{RegionError, Result};
 
 const PB_MAGIC: &[u8] = b"PBUF";
+/// The file in a region directory holding its [`RegionInfo`] (HBase's
+/// `HRegionFileSystem.REGION_INFO_FILE`); its presence is what makes a directory a region.
 pub const REGION_INFO_FILE: &str = ".regioninfo";
+/// The directory in a table directory holding its `.tableinfo.*` schema files.
 pub const TABLE_DESC_DIR: &str = ".tabledesc";
+/// Where a region writes store files before renaming them into `<family>/`; whatever is left
+/// there at open belonged to a flush or compaction that did not finish, and is deleted.
 pub const TMP_DIR: &str = ".tmp";
 /// cairn's own marker for a disabled table (HBase keeps this state in hbase:meta).
 pub const DISABLED_MARKER: &str = ".cairn-disabled";
 
+/// `<root>/data`: the namespaces' directories (HBase's `HConstants.BASE_NAMESPACE_DIR`).
 pub fn data_dir(root: &Path) -> PathBuf {
     root.join("data")
 }
 
+/// `<root>/WALs`: the WAL's directory when `hbase.wal.dir` is not set.
 pub fn wal_dir(root: &Path) -> PathBuf {
     root.join("WALs")
 }
 
+/// `<root>/data/<namespace>/<table>`; tables in no namespace are under `data/default/`.
 pub fn table_dir(root: &Path, table: &TableName) -> PathBuf {
     data_dir(root).join(&table.namespace).join(&table.qualifier)
 }
@@ -106,15 +114,22 @@ mod pb {
 /// A region's identity and key range `[start_key, end_key)` (empty = unbounded).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionInfo {
+    /// The table the region belongs to.
     pub table: TableName,
+    /// First row of the region, inclusive; empty for the table's first region.
     pub start_key: Vec<u8>,
+    /// Row the next region starts at, exclusive; empty for the table's last region.
     pub end_key: Vec<u8>,
+    /// HBase's region id: the creation time in ms, shared by the regions of one create; part of the
+    /// region name and so of the encoded name.
     pub region_id: u64,
     /// The 32-hex MD5 of the region name (`RegionInfo.encodeRegionName`); the directory name.
     pub encoded_name: String,
 }
 
 impl RegionInfo {
+    /// A region of `table` over `[start_key, end_key)`, its encoded name computed as HBase computes
+    /// it, so a directory HBase wrote is found under the same name.
     pub fn new(table: TableName, start_key: &[u8], end_key: &[u8], region_id: u64) -> RegionInfo {
         // `<table>,<startKey>,<regionId>` hashed, as `RegionInfo.createRegionName` does.
         let mut name = table.to_string().into_bytes();
@@ -133,6 +148,8 @@ impl RegionInfo {
         }
     }
 
+    /// Whether `row` is in `[start_key, end_key)`, an empty bound being open (unsigned byte order,
+    /// as HBase compares rows).
     #[inline]
     pub fn contains_row(&self, row: &[u8]) -> bool {
         use cairn_hfile::cell::compare_bytes;
@@ -152,6 +169,8 @@ impl RegionInfo {
         )
     }
 
+    /// The `.regioninfo` bytes: `PBUF` and a length-delimited `RegionInfo` message, as HBase's
+    /// `RegionInfo.toDelimitedByteArray` writes them (online, not split, replica 0).
     pub fn encode(&self) -> Vec<u8> {
         let m = pb::RegionInfoPb {
             region_id: self.region_id,
@@ -170,6 +189,8 @@ impl RegionInfo {
         out
     }
 
+    /// Parses `.regioninfo` bytes from HBase or cairn; `path` names the file in a
+    /// [`RegionError::Corrupt`]. The encoded name is computed again, not read.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
         let m = pb::RegionInfoPb::decode_length_delimited(pb_body(bytes, path)?)
             .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
@@ -200,6 +221,8 @@ fn pb_body<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
         .ok_or_else(|| corrupt(path, "does not start with PBUF".into()))
 }
 
+/// A `.tableinfo` file's bytes: `PBUF` and a `TableSchema` message, family settings as HBase's
+/// attribute names and values (checksum settings as family configuration, as HBase keeps them).
 pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
     let pair = |k: &str, v: String| pb::BytesBytesPair {
         first: k.as_bytes().to_vec(),
@@ -243,6 +266,9 @@ pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
     out
 }
 
+/// Parses a `.tableinfo` file HBase or cairn wrote. Attributes cairn does not use are ignored;
+/// values it cannot honour are errors naming the family
+/// ([`ColumnFamilyDescriptor::set_attribute`]).
 pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescriptor> {
     let m = pb::TableSchema::decode(pb_body(bytes, path)?)
         .map_err(|e| corrupt(path, format!("TableSchema does not parse: {e}")))?;
@@ -337,12 +363,14 @@ pub fn read_table_descriptor(
     decode_table_descriptor(&bytes, &path).map(Some)
 }
 
+/// Creates `region_dir` and writes its `.regioninfo` atomically.
 pub fn write_region_info(fs: &dyn FileSystem, region_dir: &Path, info: &RegionInfo) -> Result<()> {
     fs.mkdirs(region_dir)
         .map_err(|e| RegionError::io(region_dir, e))?;
     write_atomically(fs, &region_dir.join(REGION_INFO_FILE), &info.encode())
 }
 
+/// Reads the `.regioninfo` of `region_dir`; errors name the file.
 pub fn read_region_info(fs: &dyn FileSystem, region_dir: &Path) -> Result<RegionInfo> {
     let path = region_dir.join(REGION_INFO_FILE);
     let bytes = fs.read(&path).map_err(|e| RegionError::io(&path, e))?;
@@ -368,6 +396,86 @@ mod tests {
         assert_eq!(back, r);
         assert!(r.contains_row(b"a") && r.contains_row(b"l") && !r.contains_row(b"m"));
         assert!(RegionInfo::decode(b"PBUF\xff", Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn encoded_names_and_directories_are_hbases() {
+        // HBase: encodeRegionName(MD5 hex of "<table>,<startKey>,<regionId>"), the table name
+        // without "default:" (reference digests computed with Python's hashlib).
+        let r = RegionInfo::new(
+            TableName::parse("t1").unwrap(),
+            b"a",
+            b"m",
+            1_700_000_000_000,
+        );
+        assert_eq!(r.encoded_name, "1701a7ecba2642ef944c55a801acd7cf");
+        assert_eq!(
+            r.region_name(),
+            "t1,a,1700000000000.1701a7ecba2642ef944c55a801acd7cf."
+        );
+        let first = RegionInfo::new(TableName::parse("ns:t").unwrap(), b"", b"", 1);
+        assert_eq!(first.encoded_name, "1b3b6feb507160c24c08513b4b03dd66");
+        // The end key is not part of the name: a region keeps its directory when the region
+        // after it splits.
+        let wider = RegionInfo::new(
+            TableName::parse("t1").unwrap(),
+            b"a",
+            b"",
+            1_700_000_000_000,
+        );
+        assert_eq!(wider.encoded_name, r.encoded_name);
+
+        let root = Path::new("/hbase");
+        let t = TableName::parse("t1").unwrap();
+        assert_eq!(table_dir(root, &t), Path::new("/hbase/data/default/t1"));
+        let ns = TableName::parse("ns:t").unwrap();
+        assert_eq!(table_dir(root, &ns), Path::new("/hbase/data/ns/t"));
+        assert_eq!(wal_dir(root), Path::new("/hbase/WALs"));
+        assert!(unique_file_name().len() == 32 && unique_file_name() != unique_file_name());
+    }
+
+    #[test]
+    fn the_newest_tableinfo_wins_and_temporaries_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = cairn_fs::LocalFileSystem;
+        let desc = dir.path().join(TABLE_DESC_DIR);
+        std::fs::create_dir_all(&desc).unwrap();
+        let t = TableName::parse("t").unwrap();
+        let old = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("old"));
+        let new = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("new"));
+        let tmp = TableDescriptor::new(t).with_family(ColumnFamilyDescriptor::new("tmp"));
+        // HBase's name forms: `.tableinfo.<seq>` (older) and `.tableinfo.<seq>.<len>` (2.6).
+        std::fs::write(
+            desc.join(".tableinfo.0000000002"),
+            encode_table_descriptor(&old),
+        )
+        .unwrap();
+        std::fs::write(
+            desc.join(".tableinfo.0000000010.99"),
+            encode_table_descriptor(&new),
+        )
+        .unwrap();
+        std::fs::write(
+            desc.join(".tableinfo.0000000011.tmp"),
+            encode_table_descriptor(&tmp),
+        )
+        .unwrap();
+        assert_eq!(
+            read_table_descriptor(&fs, dir.path()).unwrap().unwrap(),
+            new
+        );
+        assert!(read_table_descriptor(&fs, &dir.path().join("none"))
+            .unwrap()
+            .is_none());
+        // A file that is not HBase's protobuf is corrupt, and the error names it.
+        std::fs::write(desc.join(".tableinfo.0000000012"), b"garbage").unwrap();
+        let e = read_table_descriptor(&fs, dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(".tableinfo.0000000012") && e.contains("PBUF"),
+            "{e}"
+        );
     }
 
     #[test]

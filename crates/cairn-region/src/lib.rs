@@ -14,6 +14,8 @@
 //! WAL's bytes (cairn-wal), filter semantics and the filter language (cairn-filter), or any
 //! network protocol.
 
+#![warn(missing_docs)]
+
 pub mod cell_scanner;
 pub mod compaction;
 pub mod descriptor;

@@ -16,24 +16,37 @@ use cairn_hfile::CellRef;
 
 use crate::descriptor::ColumnFamilyDescriptor;
 
+/// What the matcher tells the scan loop to do with a cell (HBase's
+/// `ScanQueryMatcher.MatchCode`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchCode {
+    /// Return (or, in a compaction, write) the cell and step to the next one.
     Include,
+    /// Return the cell, then seek past this column (its version limit is reached, or the
+    /// filter said `INCLUDE_AND_NEXT_COL`).
     IncludeAndSeekNextCol,
+    /// Return the cell, then seek past this family in this row (no requested column is left,
+    /// or the filter said `INCLUDE_AND_SEEK_NEXT_ROW`).
     IncludeAndSeekNextRow,
+    /// Leave the cell out and step to the next one (a masked version, a delete marker, a cell
+    /// newer than the time range).
     Skip,
+    /// Leave the cell out and seek past every remaining version of its column.
     SeekNextCol,
     /// Past this family in this row.
     SeekNextRow,
     /// Seek to a key given by a filter or the explicit column tracker.
     SeekTo(Vec<u8>),
+    /// Stop the scan: a filter said no later cell can pass (`filterAllRemaining`).
     DoneScan,
 }
 
 /// A `[min, max)` time range, HBase's `TimeRange`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeRange {
+    /// Smallest timestamp in the range, inclusive (ms since the epoch).
     pub min: i64,
+    /// End of the range, exclusive; `i64::MAX` for no upper bound.
     pub max: i64,
 }
 
@@ -47,6 +60,7 @@ impl Default for TimeRange {
 }
 
 impl TimeRange {
+    /// `[min, max)`; a range with `min >= max` contains nothing.
     pub fn new(min: i64, max: i64) -> TimeRange {
         TimeRange { min, max }
     }
@@ -57,9 +71,12 @@ impl TimeRange {
             max: ts.saturating_add(1),
         }
     }
+    /// Whether a cell written at `ts` falls in the range.
     pub fn contains(&self, ts: i64) -> bool {
         self.min <= ts && ts < self.max
     }
+    /// Whether this is the default range `[0, i64::MAX)`, which excludes no cell with a valid
+    /// timestamp (so reads need not check it).
     pub fn is_all_time(&self) -> bool {
         self.min == 0 && self.max == i64::MAX
     }
@@ -589,4 +606,169 @@ enum Deleted {
     No,
     Column,
     Version,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_hfile::KeyValue;
+
+    fn cell(q: &str, ts: i64, t: CellType, seq: u64) -> KeyValue {
+        KeyValue::new(b"r", b"f", q.as_bytes(), ts, t, b"v")
+            .unwrap()
+            .with_sequence_id(seq)
+    }
+
+    fn put(q: &str, ts: i64) -> KeyValue {
+        cell(q, ts, CellType::Put, 1)
+    }
+
+    fn matcher(mode: MatchMode, versions: u32, read_point: u64) -> Matcher {
+        let f = ColumnFamilyDescriptor::new("f").max_versions(versions);
+        Matcher::new(
+            mode,
+            &[(&f, None)],
+            TimeRange::default(),
+            versions,
+            false,
+            read_point,
+            0,
+        )
+    }
+
+    /// The code for each cell of one row, in order (cells given in HBase's key order).
+    fn codes(m: &mut Matcher, cells: &[KeyValue]) -> Vec<MatchCode> {
+        m.start_row();
+        cells
+            .iter()
+            .map(|c| m.match_cell(&c.as_cell(), None))
+            .collect()
+    }
+
+    use MatchCode::*;
+
+    #[test]
+    fn user_scans_apply_the_four_delete_markers() {
+        let mut m = matcher(MatchMode::User, 3, u64::MAX);
+        let row = [
+            // Family-wide markers sort first (empty qualifier), newest first.
+            cell("", 6, CellType::DeleteFamilyVersion, 1),
+            cell("", 2, CellType::DeleteFamily, 1),
+            put("a", 7),
+            put("a", 6), // DeleteFamilyVersion: exactly ts 6, every column
+            put("a", 5),
+            put("a", 2), // DeleteFamily: ts <= 2, the rest of the column
+            // Within a column: newest first, a marker before a put of the same timestamp.
+            put("b", 5),
+            cell("b", 4, CellType::DeleteColumn, 1),
+            put("b", 4), // DeleteColumn: ts <= 4
+            put("c", 5),
+            cell("c", 4, CellType::Delete, 1),
+            put("c", 4), // Delete: exactly ts 4
+            put("c", 3),
+        ];
+        assert_eq!(
+            codes(&mut m, &row),
+            vec![
+                Skip,
+                Skip, // markers are never returned
+                Include,
+                Skip,
+                Include,
+                SeekNextCol,
+                Include,
+                Skip,
+                SeekNextCol,
+                Include,
+                Skip,
+                Skip,
+                Include,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_marker_newer_than_the_time_range_still_masks() {
+        let f = ColumnFamilyDescriptor::new("f");
+        let mut m = Matcher::new(
+            MatchMode::User,
+            &[(&f, None)],
+            TimeRange::new(0, 5),
+            1,
+            false,
+            u64::MAX,
+            0,
+        );
+        let row = [cell("a", 8, CellType::DeleteColumn, 1), put("a", 4)];
+        assert_eq!(codes(&mut m, &row), vec![Skip, SeekNextCol]);
+        // Without the marker the same cell is in range and returned.
+        assert_eq!(codes(&mut m, &[put("a", 4)]), vec![Include]);
+    }
+
+    #[test]
+    fn compactions_keep_what_readers_at_the_smallest_read_point_may_see() {
+        let marker = cell("a", 9, CellType::DeleteColumn, 11);
+        let row = [
+            marker,
+            cell("a", 8, CellType::Put, 5),
+            cell("a", 7, CellType::Put, 4),
+        ];
+        // The marker (sequence id 11) is newer than an open reader's read point 10: that reader
+        // still sees the puts, so neither minor nor major compaction may drop them, and the
+        // marker itself stays. Versions beyond VERSIONS (1) still go.
+        for mode in [MatchMode::MinorCompaction, MatchMode::MajorCompaction] {
+            let mut m = matcher(mode, 1, 10);
+            assert_eq!(
+                codes(&mut m, &row),
+                vec![Include, Include, SeekNextCol],
+                "{mode:?}"
+            );
+        }
+        // Once every reader is past it, the marker masks the puts; a minor compaction keeps the
+        // marker (older files may hold more of the column), a major one drops it too.
+        let mut m = matcher(MatchMode::MinorCompaction, 1, 20);
+        assert_eq!(codes(&mut m, &row), vec![Include, SeekNextCol, SeekNextCol]);
+        let mut m = matcher(MatchMode::MajorCompaction, 1, 20);
+        assert_eq!(codes(&mut m, &row), vec![Skip, SeekNextCol, SeekNextCol]);
+        // A put newer than the read point is kept without using up a version.
+        let mut m = matcher(MatchMode::MajorCompaction, 1, 10);
+        let row = [
+            cell("a", 9, CellType::Put, 30),
+            cell("a", 8, CellType::Put, 5),
+            put("a", 7),
+        ];
+        assert_eq!(codes(&mut m, &row), vec![Include, Include, SeekNextCol]);
+    }
+
+    #[test]
+    fn explicit_columns_seek_to_the_next_one_asked_for() {
+        let f = ColumnFamilyDescriptor::new("f");
+        let cols = Some(vec![b"d".to_vec(), b"b".to_vec()]);
+        let mut m = Matcher::new(
+            MatchMode::User,
+            &[(&f, cols)],
+            TimeRange::default(),
+            1,
+            false,
+            u64::MAX,
+            0,
+        );
+        let want_b = make_key(b"r", b"f", b"b", i64::MAX, CellType::Maximum.code()).unwrap();
+        assert_eq!(
+            codes(&mut m, &[put("a", 1), put("b", 1), put("d", 1)]),
+            vec![SeekTo(want_b), IncludeAndSeekNextCol, IncludeAndSeekNextRow]
+        );
+    }
+
+    #[test]
+    fn time_ranges_are_half_open() {
+        let r = TimeRange::new(5, 10);
+        assert!(!r.contains(4) && r.contains(5) && r.contains(9) && !r.contains(10));
+        assert!(r.overlaps(0, 5) && r.overlaps(9, 20) && !r.overlaps(0, 4) && !r.overlaps(10, 20));
+        let at = TimeRange::at(7);
+        assert!(at.contains(7) && !at.contains(6) && !at.contains(8));
+        // `at(LATEST_TIMESTAMP)` saturates instead of overflowing.
+        assert_eq!(TimeRange::at(i64::MAX).max, i64::MAX);
+        assert!(TimeRange::default().is_all_time() && !at.is_all_time());
+    }
 }

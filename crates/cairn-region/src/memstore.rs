@@ -24,7 +24,7 @@ use crate::heap::CellScanner;
 #[derive(Clone, Debug)]
 pub struct MemCell(pub Arc<KeyValue>, RowHead);
 
-/// The first [`ROW_HEAD_BYTES`] bytes of a row, zero-padded, as big-endian words: when two
+/// The first 24 (`ROW_HEAD_BYTES`) bytes of a row, zero-padded, as big-endian words: when two
 /// heads differ they order their rows as the rows' bytes do (a row shorter than the head
 /// has zeros where the longer has bytes, and a row that is a prefix of another sorts first
 /// anyway); equal heads decide nothing.
@@ -66,6 +66,7 @@ impl Ord for MemCell {
 }
 
 impl MemCell {
+    /// Wraps a cell for a segment, copying the head of its row inline.
     pub fn new(kv: Arc<KeyValue>) -> MemCell {
         let head = RowHead::of(kv.as_cell().row());
         MemCell(kv, head)
@@ -107,6 +108,7 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// An empty segment; its time range reads `None` until a cell arrives.
     pub fn new() -> Segment {
         Segment {
             min_ts: AtomicI64::new(i64::MAX),
@@ -144,18 +146,25 @@ impl Segment {
         grown
     }
 
+    /// Approximate bytes the segment holds ([`cell_heap_size`] summed): what counts toward the
+    /// flush size and the blocking limit.
     pub fn heap_size(&self) -> u64 {
         self.heap_size.load(AtomicOrdering::Relaxed)
     }
 
+    /// Cells in the segment, every version and delete marker counted (cells of writes not yet
+    /// visible too).
     pub fn len(&self) -> usize {
         self.cells.len()
     }
 
+    /// Whether no cell was ever added (a flush skips such a segment).
     pub fn is_empty(&self) -> bool {
         self.cells.is_empty()
     }
 
+    /// The highest sequence id of any cell added, 0 when empty; a flushed file records at least
+    /// this so replay skips its edits.
     pub fn max_sequence_id(&self) -> u64 {
         self.max_sequence_id.load(AtomicOrdering::Relaxed)
     }
@@ -190,6 +199,8 @@ pub struct SegmentCursor<'a> {
 }
 
 impl<'a> SegmentCursor<'a> {
+    /// A cursor before the first cell; [`seek`](CellScanner::seek) positions it. It sees every
+    /// cell, whatever its sequence id.
     pub fn new(segment: &'a Segment) -> SegmentCursor<'a> {
         SegmentCursor {
             segment,
@@ -247,6 +258,8 @@ const FIRST_CHUNK: usize = 1;
 const MAX_CHUNK: usize = 256;
 
 impl SegmentScanner {
+    /// A scanner of `segment` that hides cells with a sequence id above `read_point`; unpositioned
+    /// until its first [`seek`](CellScanner::seek).
     pub fn new(segment: Arc<Segment>, read_point: u64) -> SegmentScanner {
         SegmentScanner {
             segment,

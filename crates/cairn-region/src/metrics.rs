@@ -2,21 +2,43 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// One region's counters. The read and write paths bump them with relaxed atomics: they are
+/// statistics, read without any ordering against the data. [`counters`](Self::counters) names
+/// them as HBase does.
 #[derive(Debug, Default)]
 pub struct RegionMetrics {
+    /// `readRequestCount`: one per get, per scanner opened and per get of a multi-get (not per row
+    /// a scanner returns).
     pub read_request_count: AtomicU64,
+    /// `writeRequestCount`: one per atomic apply, i.e. a put, delete or increment, or a whole
+    /// mini-batch of puts.
     pub write_request_count: AtomicU64,
+    /// `filteredReadRequestCount`: rows a filter rejected, added once per `next_row` call rather
+    /// than per row.
     pub filtered_read_request_count: AtomicU64,
+    /// `flushesCount`: flushes that wrote at least one store file (an empty memstore does not
+    /// count).
     pub flush_count: AtomicU64,
+    /// `flushedCellsCount`: cells taken from memstore snapshots by those flushes, before the
+    /// flush's matcher dropped excess versions.
     pub flushed_cells_count: AtomicU64,
+    /// `flushedCellsSize`: bytes of store files those flushes wrote (file length, after encoding
+    /// and compression).
     pub flushed_cells_size: AtomicU64,
+    /// `compactionsCompletedCount`: compactions run, minor and major, one per store compacted.
     pub compaction_count: AtomicU64,
+    /// `compactedCellsCount`: cells compactions wrote (after dropping versions, deletes, expired).
     pub compacted_cells_count: AtomicU64,
+    /// `compactedCellsSize`: bytes of store files compactions wrote.
     pub compacted_cells_size: AtomicU64,
+    /// `majorCompactedCellsCount`: the part of `compacted_cells_count` written by major
+    /// (all-files) compactions.
     pub major_compacted_cells_count: AtomicU64,
 }
 
 impl RegionMetrics {
+    /// A snapshot of every counter under its HBase metric name, for metrics endpoints;
+    /// [`Region::metric_values`](crate::Region::metric_values) adds the gauges.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         vec![
@@ -37,5 +59,37 @@ impl RegionMetrics {
                 g(&self.major_compacted_cells_count),
             ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_counter_is_exported_under_its_hbase_name() {
+        let m = RegionMetrics::default();
+        // A distinct value per counter, so a name wired to the wrong field shows.
+        let fields = [
+            (&m.read_request_count, "readRequestCount"),
+            (&m.write_request_count, "writeRequestCount"),
+            (&m.filtered_read_request_count, "filteredReadRequestCount"),
+            (&m.flush_count, "flushesCount"),
+            (&m.flushed_cells_count, "flushedCellsCount"),
+            (&m.flushed_cells_size, "flushedCellsSize"),
+            (&m.compaction_count, "compactionsCompletedCount"),
+            (&m.compacted_cells_count, "compactedCellsCount"),
+            (&m.compacted_cells_size, "compactedCellsSize"),
+            (&m.major_compacted_cells_count, "majorCompactedCellsCount"),
+        ];
+        for (i, (counter, _)) in fields.iter().enumerate() {
+            counter.store(100 + i as u64, Ordering::Relaxed);
+        }
+        let expected: Vec<(&str, u64)> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (_, name))| (*name, 100 + i as u64))
+            .collect();
+        assert_eq!(m.counters(), expected);
     }
 }

@@ -16,7 +16,10 @@ pub type PutColumn = (Vec<u8>, Vec<u8>, i64, Vec<u8>);
 /// Writes to one row; all its cells become visible together.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Put {
+    /// The row written; it must fall in the region the put is sent to.
     pub row: Vec<u8>,
+    /// The columns written, in the order added; the same column twice at one timestamp keeps
+    /// the later value (both get the put's one sequence id).
     pub cells: Vec<PutColumn>,
     /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
@@ -24,6 +27,8 @@ pub struct Put {
 }
 
 impl Put {
+    /// A put to `row` whose columns are stamped with the server's clock when applied (HBase's
+    /// `new Put(row)`).
     pub fn new(row: impl AsRef<[u8]>) -> Put {
         Put {
             row: row.as_ref().to_vec(),
@@ -41,6 +46,7 @@ impl Put {
         }
     }
 
+    /// Adds a column at the put's timestamp (HBase's `addColumn(family, qualifier, value)`).
     pub fn add(
         mut self,
         family: impl AsRef<[u8]>,
@@ -57,6 +63,8 @@ impl Put {
         self
     }
 
+    /// Adds a column at timestamp `ts` (HBase's `addColumn(family, qualifier, ts, value)`);
+    /// negative timestamps are refused when the put is applied.
     pub fn add_at(
         mut self,
         family: impl AsRef<[u8]>,
@@ -73,6 +81,8 @@ impl Put {
         self
     }
 
+    /// Overrides the table's durability for this put (HBase's `setDurability`); a `SKIP_WAL`
+    /// put is lost if the server crashes before it is flushed.
     pub fn durability(mut self, d: Durability) -> Put {
         self.durability = Some(d);
         self
@@ -82,19 +92,30 @@ impl Put {
 /// One marker of a Delete.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeleteMarker {
+    /// The family the marker is written to.
     pub family: Vec<u8>,
+    /// The column; empty for the family-wide markers (DeleteFamily, DeleteFamilyVersion).
     pub qualifier: Vec<u8>,
+    /// Which versions it covers: at or below `ts` (DeleteFamily, DeleteColumn) or exactly `ts`
+    /// (Delete, DeleteFamilyVersion). `LATEST_TIMESTAMP` is resolved when the delete is applied.
     pub ts: i64,
+    /// One of HBase's four marker types: `Delete`, `DeleteColumn`, `DeleteFamily`,
+    /// `DeleteFamilyVersion`.
     pub kind: CellType,
 }
 
 /// Deletes in one row, with HBase's four kinds of marker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Delete {
+    /// The row the markers are written to.
     pub row: Vec<u8>,
     /// Empty = the whole row (a DeleteFamily for every family at `ts`).
     pub markers: Vec<DeleteMarker>,
+    /// The timestamp of markers added without one (and of the whole-row delete).
+    /// `LATEST_TIMESTAMP` means the server's clock at apply time, except for a
+    /// [`column`](Self::column) marker, which then deletes the newest version.
     pub ts: i64,
+    /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
 }
 
@@ -109,6 +130,9 @@ impl Delete {
         }
     }
 
+    /// Like [`new`](Self::new) with `ts` as the delete's timestamp (HBase's
+    /// `new Delete(row, ts)`): markers added without a timestamp take it, and the whole-row
+    /// delete covers versions ≤ `ts`.
     pub fn with_timestamp(row: impl AsRef<[u8]>, ts: i64) -> Delete {
         Delete {
             ts,
@@ -179,6 +203,7 @@ impl Delete {
         self.push(family.as_ref(), qualifier.as_ref(), ts, CellType::Delete)
     }
 
+    /// Overrides the table's durability for this delete (HBase's `setDurability`).
     pub fn durability(mut self, d: Durability) -> Delete {
         self.durability = Some(d);
         self
@@ -400,12 +425,17 @@ pub fn prefix_stop(prefix: &[u8]) -> Vec<u8> {
 /// Adds to 8-byte big-endian counters (HBase's `Increment`), atomically per row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Increment {
+    /// The row of the counters.
     pub row: Vec<u8>,
+    /// `(family, qualifier, amount)` per counter; amounts wrap on overflow, a missing counter
+    /// starts at 0.
     pub columns: Vec<(Vec<u8>, Vec<u8>, i64)>,
+    /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
 }
 
 impl Increment {
+    /// An increment of counters in `row`, none yet.
     pub fn new(row: impl AsRef<[u8]>) -> Increment {
         Increment {
             row: row.as_ref().to_vec(),
@@ -413,9 +443,115 @@ impl Increment {
             durability: None,
         }
     }
+    /// Adds `amount` (may be negative) to the counter `f:q` (HBase's `addColumn`).
     pub fn add(mut self, f: impl AsRef<[u8]>, q: impl AsRef<[u8]>, amount: i64) -> Increment {
         self.columns
             .push((f.as_ref().to_vec(), q.as_ref().to_vec(), amount));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(d: &Delete) -> Vec<(CellType, &[u8], i64)> {
+        d.markers
+            .iter()
+            .map(|m| (m.kind, m.qualifier.as_slice(), m.ts))
+            .collect()
+    }
+
+    #[test]
+    fn delete_builders_write_hbases_marker_types_and_timestamps() {
+        // Without a timestamp: every marker is stamped at apply time (LATEST_TIMESTAMP).
+        let d = Delete::new("r")
+            .family("f")
+            .columns("f", "a")
+            .column("f", "b");
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (CellType::DeleteFamily, &b""[..], LATEST_TIMESTAMP),
+                (CellType::DeleteColumn, &b"a"[..], LATEST_TIMESTAMP),
+                (CellType::Delete, &b"b"[..], LATEST_TIMESTAMP),
+            ]
+        );
+        // `new Delete(row, ts)`: markers added without a timestamp take the delete's; the
+        // explicit-version builders keep their own.
+        let d = Delete::with_timestamp("r", 7)
+            .family("f")
+            .columns("f", "a")
+            .column("f", "b")
+            .family_version("f", 5)
+            .columns_at("f", "c", 3)
+            .column_at("f", "d", 2);
+        assert_eq!(
+            kinds(&d),
+            vec![
+                (CellType::DeleteFamily, &b""[..], 7),
+                (CellType::DeleteColumn, &b"a"[..], 7),
+                (CellType::Delete, &b"b"[..], 7),
+                (CellType::DeleteFamilyVersion, &b""[..], 5),
+                (CellType::DeleteColumn, &b"c"[..], 3),
+                (CellType::Delete, &b"d"[..], 2),
+            ]
+        );
+        assert!(d.markers.iter().all(|m| m.family == b"f"));
+        // A whole-row delete is a delete with no markers, at the delete's timestamp.
+        let row = Delete::with_timestamp("r", 9);
+        assert!(row.markers.is_empty());
+        assert_eq!(row.ts, 9);
+        assert_eq!(row.durability, None);
+    }
+
+    #[test]
+    fn put_timestamps_come_from_the_put_unless_given() {
+        let p = Put::with_timestamp("r", 10)
+            .add("f", "a", "1")
+            .add_at("f", "b", 3, "2");
+        let ts: Vec<i64> = p.cells.iter().map(|c| c.2).collect();
+        assert_eq!(ts, vec![10, 3]);
+        let p = Put::new("r").add("f", "a", "1");
+        assert_eq!(p.cells[0].2, LATEST_TIMESTAMP);
+        assert_eq!(p.durability, None);
+        assert_eq!(
+            p.durability(Durability::SkipWal).durability,
+            Some(Durability::SkipWal)
+        );
+    }
+
+    #[test]
+    fn prefix_stop_rows_carry_past_0xff() {
+        assert_eq!(prefix_stop(b"ab"), b"ac");
+        // A trailing 0xff cannot be incremented: it is dropped and the byte before carries.
+        assert_eq!(prefix_stop(b"a\xff"), b"b");
+        assert_eq!(prefix_stop(b"a\xfe\xff\xff"), b"a\xff");
+        // All 0xff (or empty): no row is past the prefix, so the scan runs to the end.
+        assert_eq!(prefix_stop(b"\xff\xff"), b"");
+        assert_eq!(prefix_stop(b""), b"");
+        let s = Scan::new().prefix(b"k\xff");
+        assert_eq!(
+            (s.start_row.as_slice(), s.stop_row.as_slice()),
+            (&b"k\xff"[..], &b"l"[..])
+        );
+        // Every row with the prefix is in [start, stop), and the first row after it is not.
+        for row in [&b"k\xff"[..], b"k\xff\x00", b"k\xff\xff\xff"] {
+            assert!(row >= s.start_row.as_slice() && row < s.stop_row.as_slice());
+        }
+        assert!(b"l".as_slice() >= s.stop_row.as_slice());
+    }
+
+    #[test]
+    fn a_get_is_a_one_row_scan() {
+        let g = Get::new("row").column("f", "q").family("g").versions(3);
+        let s = g.into_scan();
+        assert!(s.single_row);
+        assert_eq!(s.start_row, b"row");
+        // The smallest row after "row" is "row\0": only "row" is in [start, stop).
+        assert_eq!(s.stop_row, b"row\x00");
+        assert_eq!(s.options.max_versions, 3);
+        assert_eq!(s.columns.get(&b"f"[..]), Some(&Some(vec![b"q".to_vec()])));
+        assert_eq!(s.columns.get(&b"g"[..]), Some(&None));
     }
 }

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
+/// A region's write numbers and read point (HBase's `MultiVersionConcurrencyControl`). One per
+/// region: a write number is the edit's sequence id, in the WAL and in the cells.
 #[derive(Debug)]
 pub struct Mvcc {
     read_point: AtomicU64,
@@ -27,6 +29,8 @@ impl Mvcc {
         }
     }
 
+    /// The highest sequence id visible to new readers: every write at or below it has completed,
+    /// so a reader that fixes it sees no half-applied row.
     pub fn read_point(&self) -> u64 {
         self.read_point.load(Ordering::Acquire)
     }
@@ -100,6 +104,39 @@ mod tests {
         );
         m.complete(a);
         assert_eq!(m.read_point(), 12);
+    }
+
+    proptest::proptest! {
+        /// Whatever order writes complete in, the read point is always just below the oldest
+        /// write still open: it never passes an uncompleted write and never lags a completed
+        /// prefix.
+        #[test]
+        fn read_point_is_the_completed_prefix(
+            order in proptest::strategy::Strategy::prop_shuffle(
+                proptest::strategy::Just((0u64..40).collect::<Vec<u64>>())
+            ),
+        ) {
+            let m = Mvcc::new(100);
+            let ids: Vec<u64> = (0..40).map(|_| m.begin()).collect();
+            proptest::prop_assert_eq!(m.write_point(), 140);
+            let mut done = [false; 40];
+            for i in order {
+                m.complete(ids[i as usize]);
+                done[i as usize] = true;
+                let open = done.iter().position(|d| !d).unwrap_or(40) as u64;
+                proptest::prop_assert_eq!(m.read_point(), 100 + open);
+            }
+        }
+    }
+
+    #[test]
+    fn advance_to_moves_both_points_only_when_idle() {
+        let m = Mvcc::new(5);
+        m.advance_to(9);
+        assert_eq!((m.read_point(), m.write_point()), (9, 9));
+        m.advance_to(3);
+        assert_eq!(m.read_point(), 9, "never backwards");
+        assert_eq!(m.begin(), 10, "numbers continue past replayed edits");
     }
 
     #[test]

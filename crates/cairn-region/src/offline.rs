@@ -17,17 +17,25 @@ use crate::store::{now_ms, CompactionOutcome, Store, Throttle};
 /// One store's compactions.
 #[derive(Clone, Debug)]
 pub struct StoreReport {
+    /// The family directory compacted.
     pub family_dir: PathBuf,
+    /// Store files in it before the first compaction.
     pub files_before: usize,
+    /// Store files left after the last.
     pub files_after: usize,
+    /// Each compaction run, in order (empty when the policy found nothing to do).
     pub compactions: Vec<CompactionOutcome>,
 }
 
 /// A family directory to compact: where it is, and its schema.
 #[derive(Clone, Debug)]
 pub struct FamilyDir {
+    /// The filesystem the directory is on (local, or HDFS for an `hdfs://` path).
     pub fs: Arc<dyn FileSystem>,
+    /// `<region>/<family>`, without the scheme.
     pub dir: PathBuf,
+    /// The family's schema: from the table's `.tabledesc`, or HBase's defaults when there is none
+    /// or it does not list the family.
     pub family: ColumnFamilyDescriptor,
 }
 
@@ -235,6 +243,90 @@ pub fn compact_family_archiving(
     let tmp = region_dir.join(layout::TMP_DIR);
     let _ = store_dir.fs.delete(&tmp);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::{TableDescriptor, TableName};
+    use crate::layout::RegionInfo;
+    use cairn_hfile::KeyValue;
+
+    /// `<root>/t` with `.tabledesc` (family `f`, VERSIONS 5) and one region with `f/`, a
+    /// `.tmp/` and a `recovered.edits/` directory. Returns (table dir, region dir).
+    fn table(root: &Path) -> (PathBuf, PathBuf) {
+        let fs = cairn_fs::LocalFileSystem;
+        let t = TableName::parse("t").unwrap();
+        let tdir = root.join("t");
+        let d = TableDescriptor::new(t.clone())
+            .with_family(ColumnFamilyDescriptor::new("f").max_versions(5));
+        layout::write_table_descriptor(&fs, &tdir, &d).unwrap();
+        let info = RegionInfo::new(t, b"", b"", 1);
+        let rdir = tdir.join(&info.encoded_name);
+        layout::write_region_info(&fs, &rdir, &info).unwrap();
+        for sub in ["f", ".tmp", "recovered.edits"] {
+            std::fs::create_dir_all(rdir.join(sub)).unwrap();
+        }
+        (tdir, rdir)
+    }
+
+    fn dirs(path: &Path) -> Result<Vec<(PathBuf, u32)>> {
+        Ok(family_dirs(path.to_str().unwrap())?
+            .into_iter()
+            .map(|f| (f.dir, f.family.max_versions))
+            .collect())
+    }
+
+    #[test]
+    fn a_table_region_or_family_directory_names_its_families() {
+        let root = tempfile::tempdir().unwrap();
+        let (tdir, rdir) = table(root.path());
+        let want = vec![(rdir.join("f"), 5)];
+        assert_eq!(dirs(&tdir).unwrap(), want, "table directory");
+        assert_eq!(dirs(&rdir).unwrap(), want, "region directory");
+        assert_eq!(dirs(&rdir.join("f")).unwrap(), want, "family directory");
+        // Anything else is refused, naming the path.
+        let e = dirs(root.path()).unwrap_err().to_string();
+        assert!(e.contains(&root.path().display().to_string()), "{e}");
+        assert!(dirs(&rdir.join("nope")).is_err());
+        // Without a `.tabledesc`, a family gets HBase's defaults.
+        std::fs::remove_dir_all(tdir.join(layout::TABLE_DESC_DIR)).unwrap();
+        assert_eq!(dirs(&rdir).unwrap(), vec![(rdir.join("f"), 1)]);
+    }
+
+    #[test]
+    fn compacting_a_family_leaves_one_file_with_every_cell() {
+        let root = tempfile::tempdir().unwrap();
+        let (tdir, rdir) = table(root.path());
+        let fam = family_dirs(tdir.to_str().unwrap()).unwrap().remove(0);
+        {
+            let store =
+                Store::open(fam.fs.clone(), &rdir, fam.family.clone(), None, false).unwrap();
+            for i in 0..4u64 {
+                let kv = KeyValue::put(format!("r{i}").as_bytes(), b"f", b"q", 1, b"v")
+                    .unwrap()
+                    .with_sequence_id(i + 1);
+                store.add(Arc::new(kv));
+                let snap = store.snapshot().unwrap();
+                store.flush_snapshot(&snap, i + 1, u64::MAX).unwrap();
+            }
+            assert_eq!(store.file_count(), 4);
+        }
+        let mut seen = 0;
+        let report = compact_family(&fam, true, false, &CompactionConfig::default(), |_| {
+            seen += 1
+        })
+        .unwrap();
+        assert_eq!((report.files_before, report.files_after), (4, 1));
+        assert_eq!(seen, report.compactions.len());
+        let c = &report.compactions[0];
+        assert!(c.major && c.files_in == 4 && c.cells_out == 4, "{c:?}");
+        assert!(!rdir.join(layout::TMP_DIR).exists(), ".tmp cleaned up");
+        // Nothing left to do: a second run compacts nothing.
+        let again =
+            compact_family(&fam, false, false, &CompactionConfig::default(), |_| {}).unwrap();
+        assert!(again.compactions.is_empty() && again.files_after == 1);
+    }
 }
 
 #[cfg(test)]

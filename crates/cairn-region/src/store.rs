@@ -32,9 +32,14 @@ struct CompactionEventTracker {
     compacted_store_file: Vec<Vec<u8>>,
 }
 
+/// A store's contents at one instant, swapped as a whole by flushes and compactions: a reader
+/// that cloned it keeps its files and segments even after they are replaced.
 #[derive(Clone, Debug)]
 pub struct StoreState {
+    /// The memstore segment taking writes.
     pub active: Arc<Segment>,
+    /// The segment a flush is writing out (still read until its file is in `files`); `None`
+    /// between flushes.
     pub snapshot: Option<Arc<Segment>>,
     /// Oldest first (by max sequence id).
     pub files: Arc<Vec<Arc<StoreFile>>>,
@@ -43,17 +48,23 @@ pub struct StoreState {
 /// What a compaction did.
 #[derive(Clone, Debug, Default)]
 pub struct CompactionOutcome {
+    /// Store files compacted.
     pub files_in: usize,
+    /// Their total length in bytes.
     pub bytes_in: u64,
+    /// Files written: 1, or 0 when every cell was dropped (all deleted or expired).
     pub files_out: usize,
+    /// Length of the file written, 0 when none was kept.
     pub bytes_out: u64,
+    /// Cells the matcher looked at (cells skipped by a seek are not counted).
     pub cells_in: u64,
+    /// Cells written.
     pub cells_out: u64,
+    /// Whether the compaction covered every file of the store, so delete markers and what they
+    /// mask were dropped (HBase's major compaction).
     pub major: bool,
 }
 
-/// Limits how fast compactions write (HBase's throughput controller), so they leave disk
-/// bandwidth to flushes and reads.
 /// What one read asks of a store: the part of a read's options the store and its files act
 /// on.
 #[derive(Clone, Copy, Debug)]
@@ -85,12 +96,18 @@ impl Default for StoreRead<'_> {
     }
 }
 
+/// Limits how fast compactions write (HBase's throughput controller), so they leave disk
+/// bandwidth to flushes and reads.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Throttle {
+    /// Bytes of cells written per second at most; `None` (the default) for no limit.
     pub bytes_per_second: Option<u64>,
 }
 
+/// One column family of one region (HBase's `HStore`): a memstore (active segment and flush
+/// snapshot) and the family's store files, oldest first.
 pub struct Store {
+    /// The family's schema, fixed when the store opened.
     pub family: ColumnFamilyDescriptor,
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
@@ -179,10 +196,12 @@ impl Store {
         })
     }
 
+    /// The family directory, `<region>/<family>`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The current segments and files (cheap: shared pointers cloned).
     pub fn state(&self) -> StoreState {
         self.state.read().clone()
     }
@@ -193,11 +212,14 @@ impl Store {
         self.state.read().active.add(kv)
     }
 
+    /// Bytes in the active segment and the flush snapshot.
     pub fn memstore_size(&self) -> u64 {
         let s = self.state.read();
         s.active.heap_size() + s.snapshot.as_ref().map_or(0, |x| x.heap_size())
     }
 
+    /// The highest sequence id in the store files (0 with none): WAL edits at or below it are
+    /// already on disk and are not replayed into this store.
     pub fn max_sequence_id(&self) -> u64 {
         self.state
             .read()
@@ -208,10 +230,12 @@ impl Store {
             .unwrap_or(0)
     }
 
+    /// Store files in the store, the count compaction policy and `storeFileCount` look at.
     pub fn file_count(&self) -> usize {
         self.state.read().files.len()
     }
 
+    /// Total length of the store files in bytes (`storeFileSize`).
     pub fn files_size(&self) -> u64 {
         self.state.read().files.iter().map(|f| f.size).sum()
     }
@@ -648,4 +672,129 @@ pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_fs::LocalFileSystem;
+
+    fn open(region_dir: &Path) -> Store {
+        let fs: Arc<dyn FileSystem> = Arc::new(LocalFileSystem);
+        Store::open(
+            fs,
+            region_dir,
+            ColumnFamilyDescriptor::new("f"),
+            None,
+            false,
+        )
+        .unwrap()
+    }
+
+    fn kv(row: &str, ts: i64, seq: u64) -> Arc<KeyValue> {
+        Arc::new(
+            KeyValue::put(row.as_bytes(), b"f", b"q", ts, b"v")
+                .unwrap()
+                .with_sequence_id(seq),
+        )
+    }
+
+    /// Flushes `cells` into one new file, as a region flush at sequence id `seq` does.
+    fn flush(store: &Store, cells: &[Arc<KeyValue>], seq: u64) {
+        for c in cells {
+            store.add(c.clone());
+        }
+        let snap = store.snapshot().unwrap();
+        store.flush_snapshot(&snap, seq, u64::MAX).unwrap();
+    }
+
+    fn file_names(store: &Store) -> Vec<String> {
+        store.state().files.iter().map(|f| f.name()).collect()
+    }
+
+    #[test]
+    fn files_a_compaction_replaced_are_dropped_on_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        flush(&store, &[kv("a", 1, 1)], 1);
+        flush(&store, &[kv("b", 1, 2)], 2);
+        let inputs: Vec<(PathBuf, Vec<u8>)> = store
+            .state()
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), std::fs::read(&f.path).unwrap()))
+            .collect();
+        let files = store.state().files.iter().cloned().collect();
+        let out = store.compact(files, u64::MAX, Throttle::default()).unwrap();
+        assert_eq!((out.files_in, out.files_out, out.cells_out), (2, 1, 2));
+        let compacted = file_names(&store);
+        // A crash after the new file was swapped in but before the inputs were deleted: they
+        // are back on disk next to their replacement.
+        for (path, bytes) in &inputs {
+            std::fs::write(path, bytes).unwrap();
+        }
+        drop(store);
+        let store = open(dir.path());
+        assert_eq!(
+            file_names(&store),
+            compacted,
+            "inputs listed in COMPACTION_EVENT_KEY"
+        );
+        for (path, _) in &inputs {
+            assert!(!path.exists(), "{} deleted at open", path.display());
+        }
+        assert_eq!(store.max_sequence_id(), 2);
+    }
+
+    #[test]
+    fn a_pending_snapshot_is_kept_until_its_flush_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        assert!(store.snapshot().is_none(), "nothing to flush");
+        store.add(kv("a", 1, 1));
+        let first = store.snapshot().unwrap();
+        // Its flush failed: writes go on into a new active segment, and the next flush
+        // writes the same snapshot first.
+        store.add(kv("b", 1, 2));
+        let again = store.snapshot().unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(store.state().active.len(), 1);
+        assert_eq!(
+            store.memstore_size(),
+            first.heap_size() + store.state().active.heap_size()
+        );
+        store.flush_snapshot(&again, 1, u64::MAX).unwrap();
+        assert!(store.state().snapshot.is_none());
+        assert_eq!((store.file_count(), store.max_sequence_id()), (1, 1));
+        // Now the second write's segment is what a snapshot takes.
+        let next = store.snapshot().unwrap();
+        assert!(!Arc::ptr_eq(&first, &next) && next.len() == 1);
+    }
+
+    #[test]
+    fn reads_skip_files_outside_their_time_range_or_ttl() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        flush(&store, &[kv("a", 100, 1), kv("b", 200, 1)], 1);
+        flush(&store, &[kv("c", 300, 2), kv("d", 400, 2)], 2);
+        let count = |read: StoreRead<'_>| store.scanners(&read).unwrap().len();
+        assert_eq!(count(StoreRead::default()), 2);
+        let range = |min, max| StoreRead {
+            time_range: TimeRange::new(min, max),
+            ..StoreRead::default()
+        };
+        assert_eq!(count(range(250, 500)), 1);
+        assert_eq!(count(range(200, 300)), 1, "max is exclusive, min inclusive");
+        assert_eq!(count(range(201, 300)), 0);
+        let expired_before = |t| StoreRead {
+            oldest_unexpired: t,
+            ..StoreRead::default()
+        };
+        assert_eq!(
+            count(expired_before(200)),
+            2,
+            "a file whose newest cell is unexpired stays"
+        );
+        assert_eq!(count(expired_before(201)), 1);
+    }
 }

@@ -13,13 +13,18 @@ use cairn_hfile::{HFileReader, ReaderOptions, WriterOptions};
 use crate::descriptor::ColumnFamilyDescriptor;
 use crate::error::{RegionError, Result};
 
+/// A store file open for reading, with the file info the store and the compaction policy use
+/// (HBase's `HStoreFile`). Immutable once written; shared by readers and compactions.
 pub struct StoreFile {
+    /// Where the file is: `<region>/<family>/<name>`.
     pub path: PathBuf,
+    /// The HFile reader, reading blocks through the block cache when the server has one.
     pub reader: Arc<HFileReader>,
     /// `MAX_SEQ_ID_KEY`: every cell in the file has a sequence id at most this.
     pub max_sequence_id: u64,
     /// `MAJOR_COMPACTION_KEY`.
     pub major: bool,
+    /// File length in bytes.
     pub size: u64,
     /// `TIMERANGE`: `[min, max]` timestamps, `None` if absent or empty.
     pub time_range: Option<(i64, i64)>,
@@ -94,6 +99,8 @@ impl StoreFile {
         })
     }
 
+    /// The file name (32 hex digits for files cairn or HBase wrote): what a compaction's
+    /// `COMPACTION_EVENT_KEY` lists.
     pub fn name(&self) -> String {
         self.path
             .file_name()
@@ -101,6 +108,7 @@ impl StoreFile {
             .unwrap_or_default()
     }
 
+    /// Whether a running compaction has selected the file (so no other may).
     pub fn is_compacting(&self) -> bool {
         self.compacting.load(Ordering::Acquire)
     }

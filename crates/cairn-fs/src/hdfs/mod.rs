@@ -73,7 +73,11 @@ impl fmt::Display for BadReplica {
 /// a read move to another replica.
 #[derive(Debug, Default)]
 pub struct HdfsStats {
+    /// Replica reads that failed HDFS's chunk checksums; each is reported to the NameNode, and
+    /// the last 64 are kept for [`bad_replicas`](Self::bad_replicas).
     pub checksum_failures: AtomicU64,
+    /// Replica reads that failed otherwise (connection refused or reset, DataNode error status)
+    /// and moved on to the next replica.
     pub replica_read_errors: AtomicU64,
     bad_replicas: Mutex<VecDeque<BadReplica>>,
 }

@@ -61,9 +61,13 @@ impl From<io::Error> for ReplicaError {
 
 /// What to read: `len` bytes at `offset` within a block.
 pub struct BlockRead<'a> {
+    /// The block, as the NameNode located it.
     pub block: &'a ExtendedBlockProto,
+    /// Its access token, from the same answer.
     pub token: &'a TokenProto,
+    /// Offset within the block.
     pub offset: u64,
+    /// Bytes wanted; the read returns exactly this many or fails.
     pub len: usize,
     /// Ask for HDFS's checksums and verify them.
     pub verify: bool,
@@ -107,6 +111,7 @@ fn read_varint(r: &mut impl Read) -> io::Result<u64> {
 }
 
 impl DataNodePool {
+    /// An empty pool; `client_name` is what DataNodes log for this client's reads.
     pub fn new(client_name: String) -> DataNodePool {
         DataNodePool {
             client_name,

@@ -28,7 +28,10 @@ const CONNECTION_CONTEXT_CALL_ID: i32 = -3;
 /// Larger answers are refused rather than allocated (a `getBlockLocations` answer for a file of
 /// thousands of blocks is a few hundred KiB).
 const MAX_RESPONSE: usize = 64 << 20;
+/// Read and write timeout of NameNode and DataNode sockets (60 s, as Hadoop's
+/// `dfs.client.socket-timeout`): a dead peer fails the call instead of hanging it.
 pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(60);
+/// Connect timeout (Hadoop's `ipc.client.connect.timeout`, 20 s).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One connection to a NameNode; calls on it are made one at a time.
@@ -63,6 +66,8 @@ pub fn effective_user() -> String {
         .unwrap_or_else(|| "cairn".to_string())
 }
 
+/// A TCP connection to `host:port` with cairn's timeouts and Nagle off (calls are small
+/// request/answer exchanges); tries each address the name resolves to, returning the last error.
 pub fn connect_to(addr: &str) -> io::Result<TcpStream> {
     let mut last = None;
     for a in addr.to_socket_addrs()? {

@@ -139,3 +139,79 @@ impl Region {
         Ok(Some(outcome))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{region, values};
+    use super::*;
+
+    fn edit(r: &Region, seq: u64, value: &str) -> WalEdit {
+        WalEdit {
+            region: r.info.encoded_name.as_bytes().to_vec(),
+            sequence_id: seq,
+            write_time_ms: 0,
+            cells: vec![
+                KeyValue::put(b"a", b"f", b"q", seq as i64, value.as_bytes()).unwrap(),
+                KeyValue::put(b"a", b"g", b"q", seq as i64, value.as_bytes()).unwrap(),
+            ],
+        }
+    }
+
+    #[test]
+    fn replay_skips_what_each_family_already_flushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        // Family f has store files up to sequence id 5, family g has none.
+        let flushed = BTreeMap::from([(b"f".to_vec(), 5), (b"g".to_vec(), 0)]);
+        assert_eq!(r.replay(&edit(&r, 5, "five"), &flushed), 1, "only g's cell");
+        assert_eq!(r.replay(&edit(&r, 6, "six"), &flushed), 2);
+        // MVCC moved past the replayed edits: they are visible, and new writes come after.
+        assert_eq!(r.read_point(), 6);
+        let got = r.get(Get::new("a").versions(3)).unwrap();
+        assert_eq!(values(&got), vec!["six", "six"]);
+        let cells = |f: &[u8]| r.store(f).unwrap().state().active.len();
+        assert_eq!(
+            (cells(b"f"), cells(b"g")),
+            (1, 2),
+            "f's edit 5 was not replayed"
+        );
+        r.put(&Put::new("a").add("f", "q", "new")).unwrap();
+        assert_eq!(r.write_point(), 7);
+    }
+
+    #[test]
+    fn a_flush_writes_up_to_the_write_point_and_compactions_follow_the_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        let nothing = r.flush().unwrap();
+        assert_eq!((nothing.files, nothing.cells), (0, 0));
+        for i in 0..3 {
+            assert!(
+                !r.needs_compaction(),
+                "{i} files are below hbase.hstore.compaction.min"
+            );
+            r.put(&Put::new(format!("r{i}")).add("f", "q", "v"))
+                .unwrap();
+            let out = r.flush().unwrap();
+            assert_eq!(
+                (out.files, out.cells, out.sequence_id),
+                (1, 1, r.write_point())
+            );
+        }
+        assert!(r.needs_compaction());
+        assert_eq!(r.metrics.flush_count.load(Ordering::Relaxed), 3);
+        let done = r.compact(false).unwrap();
+        assert_eq!(done.len(), 1, "only f has files");
+        // Three files are every file of the store: the compaction is a major one.
+        assert!(done[0].major && done[0].files_in == 3 && done[0].cells_out == 3);
+        assert_eq!(r.store(b"f").unwrap().file_count(), 1);
+        assert!(!r.needs_compaction());
+        assert_eq!(r.metrics.compaction_count.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            r.metrics
+                .major_compacted_cells_count
+                .load(Ordering::Relaxed),
+            3
+        );
+    }
+}

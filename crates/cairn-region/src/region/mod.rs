@@ -37,7 +37,9 @@ pub struct RegionConfig {
     /// `hbase.hregion.memstore.block.multiplier` (4): writes fail with RegionTooBusy above
     /// flush size × this.
     pub block_multiplier: u64,
+    /// `hbase.hstore.compaction.*`: which files a compaction selects and when a major is due.
     pub compaction: CompactionConfig,
+    /// `hbase.hstore.compaction.throughput.higher.bound`: how fast compactions may write.
     pub throttle: Throttle,
     /// Where the region's files live (local disk unless the server's root says otherwise).
     pub fs: Arc<dyn FileSystem>,
@@ -64,14 +66,24 @@ impl Default for RegionConfig {
 /// What a flush wrote.
 #[derive(Clone, Debug, Default)]
 pub struct FlushOutcome {
+    /// The flush's sequence id: every edit at or below it is in store files now, so the WAL may
+    /// drop it (the region's write point when the snapshot was taken).
     pub sequence_id: u64,
+    /// Cells taken from the memstore snapshots (before excess versions were dropped).
     pub cells: u64,
+    /// Bytes of store files written.
     pub bytes: u64,
+    /// Store files written: one per store that had anything to flush.
     pub files: usize,
 }
 
+/// One region of a table (HBase's `HRegion`): the rows `[start_key, end_key)`, a store per family,
+/// the MVCC that orders its writes, and its row locks. Shared between threads behind an `Arc`;
+/// every operation takes `&self`.
 pub struct Region {
+    /// The region's table, key range, id and encoded (directory) name.
     pub info: RegionInfo,
+    /// The table's schema, shared by its regions.
     pub descriptor: Arc<TableDescriptor>,
     dir: PathBuf,
     stores: BTreeMap<Vec<u8>, Arc<Store>>,
@@ -87,6 +99,7 @@ pub struct Region {
     row_locks: Vec<RwLock<()>>,
     flush_lock: Mutex<()>,
     read_points: Arc<ReadPoints>,
+    /// Counters the read and write paths bump; [`metric_values`](Self::metric_values) adds gauges.
     pub metrics: Arc<RegionMetrics>,
     config: RegionConfig,
     closed: AtomicBool,
@@ -170,18 +183,22 @@ impl Region {
         let _ = self.wal.set(wal);
     }
 
+    /// The region directory, `<table dir>/<encoded name>`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The stores, in family-name order.
     pub fn stores(&self) -> impl Iterator<Item = &Arc<Store>> {
         self.stores.values()
     }
 
+    /// The store of `family`; `None` if the table has no such family.
     pub fn store(&self, family: &[u8]) -> Option<&Arc<Store>> {
         self.stores.get(family)
     }
 
+    /// The MVCC read point: the sequence id a read opened now would see up to.
     pub fn read_point(&self) -> u64 {
         self.mvcc.read_point()
     }
@@ -205,6 +222,7 @@ impl Region {
             .collect()
     }
 
+    /// Whether the memstores have passed the table's flush size (`MEMSTORE_FLUSHSIZE`).
     pub fn needs_flush(&self) -> bool {
         self.memstore_size() > self.descriptor.memstore_flush_size
     }
@@ -269,6 +287,7 @@ impl Region {
         Ok(())
     }
 
+    /// Whether [`close`](Self::close) ran: operations then fail with [`RegionError::Closed`].
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -288,5 +307,107 @@ impl Region {
         v.push(("storeCount", self.stores.len() as u64));
         v.push(("maxSequenceId", self.mvcc.write_point()));
         v
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::descriptor::{ColumnFamilyDescriptor, TableName};
+
+    /// A region of table `t` (families `f`, 3 versions, and `g`) over `[start, end)` in `dir`,
+    /// without a WAL, flushing at `flush_size` bytes.
+    pub(in crate::region) fn region(
+        dir: &Path,
+        start: &[u8],
+        end: &[u8],
+        flush_size: u64,
+    ) -> Region {
+        let mut d = TableDescriptor::new(TableName::parse("t").unwrap())
+            .with_family(ColumnFamilyDescriptor::new("f").max_versions(3))
+            .with_family(ColumnFamilyDescriptor::new("g"));
+        d.memstore_flush_size = flush_size;
+        let info = RegionInfo::new(d.name.clone(), start, end, 1);
+        Region::create(dir, info, Arc::new(d), None, None, RegionConfig::default()).unwrap()
+    }
+
+    /// The values of a read's cells, as strings.
+    pub(in crate::region) fn values(cells: &[KeyValue]) -> Vec<String> {
+        cells
+            .iter()
+            .map(|c| String::from_utf8_lossy(c.as_cell().value).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn rows_outside_the_region_and_unknown_families_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"b", b"m", 1 << 20);
+        assert_eq!(r.dir(), dir.path().join(&r.info.encoded_name));
+        r.put(&Put::new("b").add("f", "q", "v")).unwrap();
+        for row in ["a", "m", "z"] {
+            let e = r.put(&Put::new(row).add("f", "q", "v")).unwrap_err();
+            assert!(
+                matches!(&e, RegionError::InvalidArgument(m) if m.contains(&r.info.region_name())),
+                "{row}: {e}"
+            );
+            assert!(r.get(Get::new(row)).is_err(), "{row}");
+        }
+        let e = r.put(&Put::new("c").add("x", "q", "v")).unwrap_err();
+        assert!(
+            matches!(e, RegionError::NoSuchFamily { ref family, .. } if family == "x"),
+            "{e}"
+        );
+        assert_eq!(r.write_point(), 1, "refused writes take no sequence id");
+    }
+
+    #[test]
+    fn writes_are_refused_over_the_blocking_limit_until_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        // Blocking limit: flush size × hbase.hregion.memstore.block.multiplier (4).
+        let r = region(dir.path(), b"", b"", 1000);
+        let value = [b'x'; 100];
+        let mut refused = None;
+        for i in 0..100 {
+            match r.put(&Put::new(format!("r{i:03}")).add("f", "q", value)) {
+                Ok(()) => {}
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        match refused {
+            Some(RegionError::RegionTooBusy { size, limit, .. }) => {
+                assert_eq!(limit, 4000);
+                assert!(size > limit && size == r.memstore_size(), "{size}");
+            }
+            other => panic!("expected RegionTooBusy, got {other:?}"),
+        }
+        assert!(r.needs_flush());
+        r.flush().unwrap();
+        assert_eq!(r.memstore_size(), 0);
+        assert!(!r.needs_flush());
+        r.put(&Put::new("z").add("f", "q", value)).unwrap();
+    }
+
+    #[test]
+    fn closing_refuses_further_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        r.put(&Put::new("a").add("f", "q", "v")).unwrap();
+        r.close(true).unwrap();
+        assert!(r.is_closed());
+        assert!(matches!(
+            r.put(&Put::new("a").add("f", "q", "w")),
+            Err(RegionError::Closed)
+        ));
+        assert!(matches!(r.get(Get::new("a")), Err(RegionError::Closed)));
+        // The close flushed: the store file holds the write.
+        let gauges: BTreeMap<_, _> = r.metric_values().into_iter().collect();
+        assert_eq!(gauges["storeFileCount"], 1);
+        assert_eq!(gauges["storeCount"], 2);
+        assert_eq!(gauges["maxSequenceId"], 1);
+        assert_eq!(r.flushed_sequence_ids()[&b"f"[..]], 1);
     }
 }

@@ -83,6 +83,9 @@ impl Region {
         Ok(seq)
     }
 
+    /// Applies one put atomically: all its cells under one sequence id, in the WAL (as its
+    /// durability asks) before the memstore, visible to readers together once this returns.
+    /// Fails with [`RegionError::RegionTooBusy`] over the blocking limit.
     pub fn put(&self, put: &Put) -> Result<()> {
         let _row = self.row_lock(&put.row).read();
         self.put_locked(put)
@@ -173,6 +176,9 @@ impl Region {
         Ok(())
     }
 
+    /// Writes a delete's markers atomically, like a put. A marker for the newest version
+    /// ([`Delete::column`] without a timestamp) is resolved to that version's timestamp first, and
+    /// writes nothing if the column is empty, as in HBase.
     pub fn delete(&self, delete: &Delete) -> Result<()> {
         let _row = self.row_lock(&delete.row).write();
         self.delete_locked(delete)
@@ -313,5 +319,107 @@ impl Region {
             self.delete_locked(delete)?;
         }
         Ok(matches)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{region, values};
+    use super::*;
+
+    #[test]
+    fn a_batch_applies_whole_under_one_sequence_id_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        let good = Put::new("a").add("f", "q", "1");
+        let bad = Put::with_timestamp("b", -5).add("f", "q", "2");
+        let e = r.put_batch(&[&good, &bad]).unwrap_err().to_string();
+        assert!(e.contains("put 1 of the batch") && e.contains("-5"), "{e}");
+        assert!(
+            r.get(Get::new("a")).unwrap().is_empty(),
+            "the good put was not applied"
+        );
+        assert_eq!(r.write_point(), 0);
+        let other = Put::new("b").add("g", "q", "2");
+        r.put_batch(&[&good, &other]).unwrap();
+        assert_eq!(r.write_point(), 1, "one sequence id for the batch");
+        let a = r.get(Get::new("a")).unwrap();
+        let b = r.get(Get::new("b")).unwrap();
+        assert_eq!(
+            (values(&a), values(&b)),
+            (vec!["1".into()], vec!["2".into()])
+        );
+        assert_eq!(a[0].sequence_id(), b[0].sequence_id());
+    }
+
+    #[test]
+    fn a_delete_of_the_newest_version_resolves_its_timestamp_at_write_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        for ts in 1..=3 {
+            r.put(&Put::new("a").add_at("f", "q", ts, format!("v{ts}")))
+                .unwrap();
+        }
+        r.delete(&Delete::new("a").column("f", "q")).unwrap();
+        let got = r.get(Get::new("a").versions(3)).unwrap();
+        assert_eq!(
+            values(&got),
+            vec!["v2", "v1"],
+            "only the newest version is deleted"
+        );
+        // Nothing to delete in an empty column: HBase writes no marker, nor does cairn.
+        let before = r.write_point();
+        r.delete(&Delete::new("a").column("f", "empty")).unwrap();
+        assert_eq!(r.write_point(), before);
+        // A whole-row delete marks every family.
+        r.put(&Put::new("b").add("f", "q", "1").add("g", "q", "2"))
+            .unwrap();
+        r.delete(&Delete::new("b")).unwrap();
+        assert!(r.get(Get::new("b")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn increments_start_at_zero_and_stay_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        let out = r.increment(&Increment::new("c").add("f", "n", 5)).unwrap();
+        assert_eq!(out[0].as_cell().value, 5i64.to_be_bytes());
+        // A counter stamped in the future: the increment's cell must still be the newest,
+        // or the next read would see the old value.
+        let future = now_ms() + 3_600_000;
+        r.put(&Put::new("c").add_at("f", "m", future, 10i64.to_be_bytes()))
+            .unwrap();
+        let out = r.increment(&Increment::new("c").add("f", "m", -3)).unwrap();
+        assert_eq!(out[0].key().timestamp(), future + 1);
+        let got = r.get(Get::new("c").column("f", "m")).unwrap();
+        assert_eq!(got[0].as_cell().value, 7i64.to_be_bytes());
+        r.put(&Put::new("c").add("f", "s", "abc")).unwrap();
+        let e = r
+            .increment(&Increment::new("c").add("f", "s", 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("f:s") && e.contains("3 bytes"), "{e}");
+    }
+
+    #[test]
+    fn check_and_put_compares_the_newest_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        let p = |v: &str| Put::new("a").add("f", "q", v);
+        assert!(
+            r.check_and_put(b"f", b"q", None, &p("1")).unwrap(),
+            "absent"
+        );
+        assert!(
+            !r.check_and_put(b"f", b"q", None, &p("2")).unwrap(),
+            "present now"
+        );
+        assert!(!r.check_and_put(b"f", b"q", Some(b"0"), &p("2")).unwrap());
+        assert!(r.check_and_put(b"f", b"q", Some(b"1"), &p("2")).unwrap());
+        assert_eq!(values(&r.get(Get::new("a")).unwrap()), vec!["2"]);
+        let d = Delete::new("a");
+        assert!(!r.check_and_delete(b"f", b"q", Some(b"1"), &d).unwrap());
+        assert!(r.check_and_delete(b"f", b"q", Some(b"2"), &d).unwrap());
+        assert!(r.get(Get::new("a")).unwrap().is_empty());
     }
 }

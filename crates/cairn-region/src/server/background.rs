@@ -94,3 +94,54 @@ impl RegionServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{server, table};
+    use super::*;
+    use crate::mutation::Put;
+
+    #[test]
+    fn a_worker_runs_queued_flushes_and_compactions_until_told_to_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &[]);
+        let region = s.table(&t).unwrap().regions[0].clone();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let worker = spawn_worker("cairn-test-worker", rx, Arc::downgrade(&s));
+        for i in 0..3 {
+            s.put(&t, &Put::new(format!("r{i}")).add("f", "q", "v"))
+                .unwrap();
+            tx.send(Work::Flush(region.clone())).unwrap();
+            // One flush per put: wait until the worker has written this one out.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while region.memstore_size() > 0 {
+                assert!(std::time::Instant::now() < deadline, "flush {i} never ran");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        tx.send(Work::Compact(region.clone(), true)).unwrap();
+        tx.send(Work::Stop).unwrap();
+        worker.join().unwrap();
+        assert_eq!(region.memstore_size(), 0);
+        let store = region.store(b"f").unwrap();
+        assert_eq!(
+            store.file_count(),
+            1,
+            "three flushes, then one major compaction"
+        );
+        assert_eq!(region.metrics.flush_count.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn a_worker_exits_once_its_server_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let (_tx, rx) = crossbeam_channel::unbounded::<Work>();
+        let worker = spawn_worker("cairn-test-worker", rx, Arc::downgrade(&s));
+        s.close().unwrap();
+        drop(s);
+        // The worker notices at its next idle tick (500 ms) and returns.
+        worker.join().unwrap();
+    }
+}

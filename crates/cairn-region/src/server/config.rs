@@ -14,9 +14,12 @@ pub struct ServerConfig {
     pub wal_dir: Option<PathBuf>,
     /// The filesystem of `wal_dir` (local if unset).
     pub wal_fs: Option<Arc<dyn FileSystem>>,
+    /// How the WAL writes: roll size, ASYNC_WAL sync interval, segments kept for reuse
+    /// (`cairn.wal.recycled_segments`).
     pub wal: WalOptions,
     /// `None`: no block cache (reads go to the files every time).
     pub block_cache: Option<BlockCacheConfig>,
+    /// What every region gets: its filesystem, blocking multiplier, compaction policy and throttle.
     pub region: RegionConfig,
     /// Run flushes and compactions on background threads (off: only when asked).
     pub background: bool,
@@ -113,5 +116,61 @@ impl ServerConfig {
             ),
             None => (self.region.fs.clone(), layout::wal_dir(&self.root)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hbase_property_names_set_the_matching_fields() {
+        let mut c = ServerConfig::new("/r");
+        let set = |c: &mut ServerConfig, k: &str, v: &str| c.set_property(k, v).unwrap();
+        set(&mut c, "hbase.hstore.compactionThreshold", "5");
+        assert_eq!(c.region.compaction.min_files, 5);
+        set(&mut c, "hbase.hstore.compaction.min", "1");
+        assert_eq!(c.region.compaction.min_files, 2, "HBase's floor of 2");
+        set(&mut c, "hbase.hstore.blockingStoreFiles", "7");
+        assert_eq!(c.region.compaction.blocking_files, 7);
+        set(&mut c, "hbase.hregion.majorcompaction", "0");
+        assert_eq!(c.region.compaction.major_period_ms, 0);
+        set(&mut c, "hbase.hregion.memstore.block.multiplier", "8");
+        assert_eq!(c.region.block_multiplier, 8);
+        set(
+            &mut c,
+            "hbase.hstore.compaction.throughput.higher.bound",
+            "1048576",
+        );
+        assert_eq!(c.region.throttle.bytes_per_second, Some(1 << 20));
+        set(
+            &mut c,
+            "hbase.hstore.compaction.throughput.higher.bound",
+            "0",
+        );
+        assert_eq!(c.region.throttle.bytes_per_second, None, "0 = unlimited");
+        set(&mut c, "hbase.regionserver.maxlogs", "4");
+        assert_eq!(c.max_wal_segments, 4);
+        set(&mut c, "some.unknown.key", "whatever");
+        let e = c
+            .set_property("hbase.regionserver.maxlogs", "many")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hbase.regionserver.maxlogs") && e.contains("many"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_wal_goes_under_the_root_unless_hbase_wal_dir_says_otherwise() {
+        let c = ServerConfig::from_uri("file:///data/cairn").unwrap();
+        assert_eq!(c.root, Path::new("/data/cairn"));
+        assert_eq!(c.wal_location().1, Path::new("/data/cairn/WALs"));
+        let mut c = c;
+        c.set_property("hbase.wal.dir", "/fast/wal").unwrap();
+        assert_eq!(c.wal_location().1, Path::new("/fast/wal"));
+        assert_eq!(c.wal_location().0.uri(), "file://");
+        assert!(ServerConfig::from_uri("s3://bucket/x").is_err());
     }
 }

@@ -37,6 +37,9 @@ use crate::store::now_ms;
 /// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
 pub const MINI_BATCH_SIZE: usize = 20_000;
 
+/// An embedded region server: every table under one root, sharing one WAL and one block cache.
+/// Opened with [`RegionServer::open`], which replays the WAL; routes each operation to the
+/// region holding its row.
 pub struct RegionServer {
     config: ServerConfig,
     wal: Arc<Wal>,
@@ -48,6 +51,7 @@ pub struct RegionServer {
     flush_tx: Option<Sender<Work>>,
     compact_tx: Option<Sender<Work>>,
     workers: parking_lot::Mutex<Vec<JoinHandle<()>>>,
+    /// What [`open`](Self::open) found and replayed from the WAL.
     pub recovery: RecoveryReport,
 }
 
@@ -60,22 +64,27 @@ impl std::fmt::Debug for RegionServer {
 }
 
 impl RegionServer {
+    /// The root directory (`hbase.rootdir`) on the root's filesystem.
     pub fn root(&self) -> &Path {
         &self.config.root
     }
 
+    /// The WAL every region of the server writes to.
     pub fn wal(&self) -> &Arc<Wal> {
         &self.wal
     }
 
+    /// The block cache the store files read through; `None` when the server runs without one.
     pub fn block_cache(&self) -> Option<&Arc<CombinedBlockCache>> {
         self.cache.as_ref()
     }
 
+    /// The tables, enabled or not, in name order.
     pub fn table_names(&self) -> Vec<TableName> {
         self.tables.load().keys().cloned().collect()
     }
 
+    /// A table, enabled or not; [`RegionError::TableNotFound`] if there is none by that name.
     pub fn table(&self, name: &TableName) -> Result<Arc<Table>> {
         self.tables
             .load()
@@ -162,6 +171,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Enables a table (removes its disabled marker); enabling an enabled table is not an error.
     pub fn enable_table(&self, name: &TableName) -> Result<()> {
         let t = self.table(name)?;
         let marker = t.dir.join(DISABLED_MARKER);
@@ -173,6 +183,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Whether a table takes reads and writes; the state survives restarts.
     pub fn is_table_enabled(&self, name: &TableName) -> Result<bool> {
         Ok(self.table(name)?.is_enabled())
     }
@@ -217,6 +228,8 @@ impl RegionServer {
         }
     }
 
+    /// Applies a put in the region of its row ([`Region::put`]), then queues a flush if that
+    /// region's memstore passed the flush size.
     pub fn put(&self, table: &TableName, put: &Put) -> Result<()> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&put.row);
@@ -251,6 +264,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Applies a delete in the region of its row ([`Region::delete`]).
     pub fn delete(&self, table: &TableName, delete: &Delete) -> Result<()> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&delete.row);
@@ -259,6 +273,7 @@ impl RegionServer {
         Ok(())
     }
 
+    /// Adds to counters in one row atomically ([`Region::increment`]); returns the new cells.
     pub fn increment(&self, table: &TableName, inc: &Increment) -> Result<Vec<KeyValue>> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&inc.row);
@@ -267,6 +282,8 @@ impl RegionServer {
         Ok(out)
     }
 
+    /// HBase's `checkAndPut`: applies `put` only if the newest value of `family:qualifier` in its
+    /// row is `expected` (`None`: only if the column is empty). Returns whether it was applied.
     pub fn check_and_put(
         &self,
         table: &TableName,
@@ -282,6 +299,7 @@ impl RegionServer {
         Ok(ok)
     }
 
+    /// HBase's `checkAndDelete`: like [`check_and_put`](Self::check_and_put) for a delete.
     pub fn check_and_delete(
         &self,
         table: &TableName,
@@ -295,6 +313,7 @@ impl RegionServer {
         r.check_and_delete(family, qualifier, expected, delete)
     }
 
+    /// One row's cells from the region holding it; empty when the row has none the get selects.
     pub fn get(&self, table: &TableName, get: Get) -> Result<Vec<KeyValue>> {
         // Borrowed from the loaded map rather than cloned: one shared count fewer to write
         // per get.
@@ -408,5 +427,133 @@ impl RegionServer {
             c.shutdown();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::descriptor::ColumnFamilyDescriptor;
+
+    /// A server in `dir` with no background threads (flushes and compactions when asked).
+    pub(in crate::server) fn server(dir: &Path) -> Arc<RegionServer> {
+        let mut c = ServerConfig::new(dir);
+        c.background = false;
+        RegionServer::open(c).unwrap()
+    }
+
+    /// Creates table `name` with family `f`, split at `splits`.
+    pub(in crate::server) fn table(s: &RegionServer, name: &str, splits: &[&str]) -> TableName {
+        let t = TableName::parse(name).unwrap();
+        let d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        let splits: Vec<Vec<u8>> = splits.iter().map(|k| k.as_bytes().to_vec()).collect();
+        s.create_table(d, &splits).unwrap();
+        t
+    }
+
+    fn bounds(s: &RegionServer, t: &TableName) -> Vec<(String, String)> {
+        let text = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+        s.table(t)
+            .unwrap()
+            .regions
+            .iter()
+            .map(|r| (text(&r.info.start_key), text(&r.info.end_key)))
+            .collect()
+    }
+
+    #[test]
+    fn split_keys_become_contiguous_regions() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        // Unsorted and repeated split keys, as a client may pass them.
+        let t = table(&s, "t", &["m", "b", "m"]);
+        let want = [("", "b"), ("b", "m"), ("m", "")];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(bounds(&s, &t), want);
+        // One create: the regions share their id, so their names differ only by start key.
+        let ids: Vec<u64> = s
+            .table(&t)
+            .unwrap()
+            .regions
+            .iter()
+            .map(|r| r.info.region_id)
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] == w[1]));
+        let d = || {
+            TableDescriptor::new(TableName::parse("u").unwrap())
+                .with_family(ColumnFamilyDescriptor::new("f"))
+        };
+        let e = s.create_table(d(), &[b"".to_vec()]).unwrap_err();
+        assert!(matches!(e, RegionError::InvalidArgument(_)), "{e}");
+        assert!(matches!(
+            s.create_table(d().with_family(ColumnFamilyDescriptor::new("f")), &[]),
+            Err(RegionError::InvalidArgument(_))
+        ));
+        let again = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        assert!(matches!(
+            s.create_table(again, &[]),
+            Err(RegionError::TableExists(_))
+        ));
+        // The regions survive a restart with the same bounds.
+        s.close().unwrap();
+        drop(s);
+        let s = server(dir.path());
+        assert_eq!(bounds(&s, &t), want);
+    }
+
+    #[test]
+    fn a_batch_of_puts_takes_one_sequence_id_per_region() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &["m"]);
+        let puts: Vec<Put> = ["a", "x", "b", "y", "c"]
+            .iter()
+            .map(|r| Put::new(r).add("f", "q", r))
+            .collect();
+        s.put_many(&t, &puts).unwrap();
+        let tbl = s.table(&t).unwrap();
+        let points: Vec<u64> = tbl.regions.iter().map(|r| r.write_point()).collect();
+        assert_eq!(points, vec![1, 1], "one mini-batch per region");
+        for r in ["a", "b", "c", "x", "y"] {
+            assert_eq!(s.get(&t, Get::new(r)).unwrap().len(), 1, "{r}");
+        }
+    }
+
+    #[test]
+    fn a_table_is_disabled_before_it_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "ns:t", &[]);
+        s.put(&t, &Put::new("a").add("f", "q", "v")).unwrap();
+        assert!(matches!(
+            s.delete_table(&t),
+            Err(RegionError::InvalidArgument(_))
+        ));
+        s.disable_table(&t).unwrap();
+        assert!(!s.is_table_enabled(&t).unwrap());
+        assert!(matches!(
+            s.get(&t, Get::new("a")),
+            Err(RegionError::TableDisabled(_))
+        ));
+        assert!(matches!(
+            s.put(&t, &Put::new("a").add("f", "q", "w")),
+            Err(RegionError::TableDisabled(_))
+        ));
+        // Disabling flushed the memstore, so the data survives being re-enabled.
+        s.enable_table(&t).unwrap();
+        assert_eq!(s.get(&t, Get::new("a")).unwrap().len(), 1);
+        s.disable_table(&t).unwrap();
+        let tdir = layout::table_dir(s.root(), &t);
+        assert!(tdir.exists());
+        s.delete_table(&t).unwrap();
+        assert!(!tdir.exists());
+        assert!(s.table_names().is_empty());
+        assert!(matches!(
+            s.get(&t, Get::new("a")),
+            Err(RegionError::TableNotFound(_))
+        ));
     }
 }

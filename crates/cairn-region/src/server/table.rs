@@ -3,7 +3,9 @@
 
 use super::*;
 
+/// A loaded table: its schema and its regions, which together cover every row.
 pub struct Table {
+    /// The table's schema, shared with its regions.
     pub descriptor: Arc<TableDescriptor>,
     /// Sorted by start key; together they cover every row.
     pub regions: Vec<Arc<Region>>,
@@ -12,6 +14,7 @@ pub struct Table {
 }
 
 impl Table {
+    /// Whether the table takes reads and writes (HBase's ENABLED state).
     pub fn is_enabled(&self) -> bool {
         self.enabled.load(Ordering::Acquire)
     }
@@ -131,6 +134,8 @@ impl TableScanner {
         }
     }
 
+    /// Up to `n` rows (fewer only at the end of the scan): one round trip's worth for a server's
+    /// scanner `next` call.
     pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<KeyValue>>> {
         let mut out = Vec::new();
         while out.len() < n {
@@ -148,5 +153,72 @@ impl Iterator for TableScanner {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_row().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{server, table};
+    use super::*;
+
+    #[test]
+    fn rows_route_to_the_region_whose_range_holds_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = s.table(&table(&s, "t", &["b", "m"])).unwrap();
+        let rows: [&[u8]; 9] = [
+            b"",
+            b"\x00",
+            b"a\xff\xff",
+            b"b",
+            b"b\x00",
+            b"l",
+            b"m",
+            b"m\x00",
+            b"\xff\xff",
+        ];
+        let want = [0, 0, 0, 1, 1, 1, 2, 2, 2];
+        for (row, want) in rows.iter().zip(want) {
+            let i = t.region_index(row);
+            assert_eq!(i, want, "{}", cairn_hfile::cell::Escaped(row));
+            // The router and the region's own range agree: a start key is inclusive, an end
+            // key exclusive.
+            assert!(t.regions[i].info.contains_row(row));
+            assert!(std::ptr::eq(t.region_for(row), &t.regions[i]));
+        }
+    }
+
+    #[test]
+    fn a_table_scan_continues_across_regions_with_its_limit_and_direction() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let name = table(&s, "t", &["c", "e"]);
+        for r in ["a", "b", "c", "d", "e", "f"] {
+            s.put(&name, &Put::new(r).add("f", "q", r)).unwrap();
+        }
+        let rows = |scan: Scan| -> Vec<String> {
+            s.scanner(&name, scan)
+                .unwrap()
+                .map(|r| String::from_utf8_lossy(r.unwrap()[0].as_cell().row()).into_owned())
+                .collect()
+        };
+        assert_eq!(rows(Scan::new()), ["a", "b", "c", "d", "e", "f"]);
+        // The limit counts rows of every region, not per region.
+        assert_eq!(rows(Scan::new().range("b", "").limit(3)), ["b", "c", "d"]);
+        // Stops at a stop row that is a region's start key without opening that region.
+        assert_eq!(rows(Scan::new().range("a", "e")), ["a", "b", "c", "d"]);
+        // Reversed: from the start row down to the (exclusive) stop row, across regions.
+        assert_eq!(
+            rows(Scan::new().range("e", "a").reversed(true)),
+            ["e", "d", "c", "b"]
+        );
+        assert_eq!(
+            rows(Scan::new().reversed(true).limit(4)),
+            ["f", "e", "d", "c"]
+        );
+        let mut sc = s.scanner(&name, Scan::new()).unwrap();
+        assert_eq!(sc.next_rows(4).unwrap().len(), 4);
+        assert_eq!(sc.next_rows(4).unwrap().len(), 2, "fewer only at the end");
+        assert!(sc.next_rows(4).unwrap().is_empty());
     }
 }
