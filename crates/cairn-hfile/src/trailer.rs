@@ -50,7 +50,7 @@ pub struct FileTrailerProto {
     /// Entries in the data index root.
     #[prost(uint32, optional, tag = "5")]
     pub data_index_count: Option<u32>,
-    /// Meta blocks.
+    /// Entries in the meta index: the file's meta blocks.
     #[prost(uint32, optional, tag = "6")]
     pub meta_index_count: Option<u32>,
     /// Cells in the file.
@@ -89,21 +89,21 @@ pub struct Trailer {
     pub total_uncompressed_bytes: u64,
     /// Entries in the data index root.
     pub data_index_count: u32,
-    /// Meta blocks.
+    /// Entries in the meta index: the file's meta blocks.
     pub meta_index_count: u32,
-    /// Cells.
+    /// Cells in the file.
     pub entry_count: u64,
     /// Levels of the data index (1 = root points at data blocks).
     pub num_data_index_levels: u32,
     /// Offset of the first data block, or `None` for a file without cells.
     pub first_data_block_offset: Option<u64>,
-    /// Offset of the last data block.
+    /// Offset of the last data block, or `None` for a file without cells.
     pub last_data_block_offset: Option<u64>,
-    /// Comparator class name as stored.
+    /// The cell comparator's Java class name as stored (HBase 2.6 writes [`KV_COMPARATOR`]).
     pub comparator_class_name: String,
     /// Compression of every block.
     pub compression: Compression,
-    /// Minor version.
+    /// Minor version from the trailer's last int (3: index keys may be shortened fake keys).
     pub minor_version: u32,
 }
 
