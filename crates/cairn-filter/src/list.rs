@@ -61,7 +61,7 @@ impl FilterList {
         self.hint_live.push(false);
     }
 
-    /// The operator.
+    /// How the list combines its filters: `MUST_PASS_ALL` (AND) or `MUST_PASS_ONE` (OR).
     pub fn operator(&self) -> Operator {
         self.operator
     }

@@ -16,7 +16,7 @@ pub struct FirstKeyOnlyFilter {
 }
 
 impl FirstKeyOnlyFilter {
-    /// The filter.
+    /// A filter in its start state (no row seen yet).
     pub fn new() -> FirstKeyOnlyFilter {
         FirstKeyOnlyFilter::default()
     }

@@ -28,7 +28,7 @@ impl PrefixFilter {
         }
     }
 
-    /// The prefix.
+    /// The row prefix the filter keeps.
     pub fn prefix(&self) -> &[u8] {
         &self.prefix
     }

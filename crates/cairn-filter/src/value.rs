@@ -294,7 +294,7 @@ pub struct ColumnValueFilter {
 }
 
 impl ColumnValueFilter {
-    /// The filter.
+    /// Returns the versions of `family:qualifier` whose value passes `op` against `comparator`.
     pub fn new(
         family: impl Into<Vec<u8>>,
         qualifier: impl Into<Vec<u8>>,

@@ -10,7 +10,7 @@ use crate::block_type::BlockType;
 use crate::cell::CellError;
 use crate::compression::CompressionError;
 
-/// Result alias.
+/// The crate's result: errors are [`HFileError`]s naming the file and offset.
 pub type Result<T, E = HFileError> = std::result::Result<T, E>;
 
 /// Everything that can go wrong reading or writing an HFile.
@@ -19,17 +19,17 @@ pub enum HFileError {
     /// The operating system failed a read or write.
     #[error("{path}: I/O error at offset {offset}: {source}")]
     Io {
-        /// File.
+        /// Path of the HFile.
         path: Arc<str>,
         /// Offset of the operation.
         offset: u64,
-        /// The error.
+        /// The operating system's error.
         source: io::Error,
     },
     /// A block whose stored checksum does not match its bytes.
     #[error("{path}: block at offset {block_offset}: {mismatch}")]
     Checksum {
-        /// File.
+        /// Path of the HFile.
         path: Arc<str>,
         /// Offset of the block in the file.
         block_offset: u64,
@@ -40,7 +40,7 @@ pub enum HFileError {
     /// secondary one: it is corrupt everywhere and none of it is returned.
     #[error("{path}: block at offset {block_offset} is corrupt in every copy: primary: {primary}; secondary: {secondary}")]
     CorruptEverywhere {
-        /// File.
+        /// Path of the HFile.
         path: Arc<str>,
         /// Offset of the block.
         block_offset: u64,
@@ -52,7 +52,7 @@ pub enum HFileError {
     /// Bytes that are not what an HFile holds there.
     #[error("{path}: {what} at offset {offset}: {reason}")]
     Corrupt {
-        /// File.
+        /// Path of the HFile.
         path: Arc<str>,
         /// What was being read (a block type, "trailer", "file info", ...).
         what: String,
@@ -64,7 +64,7 @@ pub enum HFileError {
     /// A valid HFile that uses something cairn does not implement.
     #[error("{path}: {what}")]
     Unsupported {
-        /// File.
+        /// Path of the HFile.
         path: Arc<str>,
         /// What is not supported.
         what: String,

@@ -13,6 +13,8 @@
 //! **Does not own:** caching blocks (the block cache crate), what a cell means for reads
 //! (versions, deletes, TTL: the region store), or where files live beyond positional reads.
 
+#![warn(missing_docs)]
+
 pub mod block;
 mod block_cell;
 pub mod block_index;

@@ -41,9 +41,9 @@ impl Default for ReaderOptions {
 /// A block of the load-on-open section, for reports.
 #[derive(Clone, Debug)]
 pub struct LoadOnOpenBlock {
-    /// Type.
+    /// What the block holds (index root, file info, Bloom meta, ...).
     pub block_type: BlockType,
-    /// Offset.
+    /// Offset of the block in the file.
     pub offset: u64,
     /// On-disk size with header and checksums.
     pub on_disk_size: u64,
@@ -51,7 +51,8 @@ pub struct LoadOnOpenBlock {
     pub uncompressed_size: u32,
 }
 
-/// An open HFile.
+/// An open HFile (HBase's `HFile.Reader`): the trailer, file info, index roots and Bloom
+/// metadata in memory; data blocks read on demand through its [`BlockSource`].
 pub struct HFileReader {
     path: Arc<str>,
     source: Arc<dyn BlockSource>,
@@ -319,12 +320,12 @@ impl HFileReader {
         &self.path
     }
 
-    /// File length.
+    /// Length of the file in bytes.
     pub fn file_len(&self) -> u64 {
         self.file_len
     }
 
-    /// The trailer.
+    /// The fixed file trailer.
     pub fn trailer(&self) -> &Trailer {
         &self.trailer
     }
@@ -339,7 +340,7 @@ impl HFileReader {
         &self.data_index
     }
 
-    /// The meta index.
+    /// The meta index: names and offsets of the file's meta blocks.
     pub fn meta_index(&self) -> &RootIndex {
         &self.meta_index
     }

@@ -11,8 +11,6 @@ use crate::error::{HFileError, Result};
 use crate::reader::HFileReader;
 use crate::source::{BlockPurpose, BlockReadOptions};
 
-/// A position among an HFile's cells. Cells it hands out borrow from the current block,
-/// which the scanner holds (a cheap reference-counted buffer, shared with any cache).
 /// Where the current cell's parts are in its block, once parsed.
 #[derive(Clone, Copy)]
 struct ParsedCell {
@@ -24,6 +22,9 @@ struct ParsedCell {
     sequence_id: u64,
 }
 
+/// A position among an HFile's cells (HBase's `HFileScanner`), over any handle `R` to its
+/// reader. Cells it hands out borrow from the current block, which the scanner holds (a cheap
+/// reference-counted buffer, shared with any cache).
 pub struct ScannerOver<R: Deref<Target = HFileReader>> {
     parsed: std::cell::Cell<Option<ParsedCell>>,
     reader: R,
@@ -87,7 +88,7 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         Some(c)
     }
 
-    /// The current cell as an owned [`KeyValue`] that shares the block's memory instead of
+    /// The current cell as an owned [`KeyValue`](crate::KeyValue) that shares the block's memory instead of
     /// copying it (see [`CellRef::to_owned_in`]).
     pub fn cell_owned(&self) -> Option<crate::KeyValue> {
         let block = self.block.as_ref()?;

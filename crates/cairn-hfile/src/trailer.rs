@@ -35,30 +35,43 @@ const CELL_COMPARATOR_NAMES: [&str; 6] = [
 /// `hbase.pb.FileTrailerProto` from HBase's HFile.proto.
 #[derive(Clone, PartialEq, Message)]
 pub struct FileTrailerProto {
+    /// Offset of the file info block.
     #[prost(uint64, optional, tag = "1")]
     pub file_info_offset: Option<u64>,
+    /// Offset of the load-on-open section (the data index root).
     #[prost(uint64, optional, tag = "2")]
     pub load_on_open_data_offset: Option<u64>,
+    /// Uncompressed bytes of the data index blocks, headers excluded.
     #[prost(uint64, optional, tag = "3")]
     pub uncompressed_data_index_size: Option<u64>,
+    /// Uncompressed bytes of the file, as HBase counts them.
     #[prost(uint64, optional, tag = "4")]
     pub total_uncompressed_bytes: Option<u64>,
+    /// Entries in the data index root.
     #[prost(uint32, optional, tag = "5")]
     pub data_index_count: Option<u32>,
+    /// Entries in the meta index: the file's meta blocks.
     #[prost(uint32, optional, tag = "6")]
     pub meta_index_count: Option<u32>,
+    /// Cells in the file.
     #[prost(uint64, optional, tag = "7")]
     pub entry_count: Option<u64>,
+    /// Levels of the data index.
     #[prost(uint32, optional, tag = "8")]
     pub num_data_index_levels: Option<u32>,
+    /// Offset of the first data block; 2^64 - 1 (HBase's -1) when there is none.
     #[prost(uint64, optional, tag = "9")]
     pub first_data_block_offset: Option<u64>,
+    /// Offset of the last data block; 2^64 - 1 (HBase's -1) when there is none.
     #[prost(uint64, optional, tag = "10")]
     pub last_data_block_offset: Option<u64>,
+    /// The cell comparator's Java class name.
     #[prost(string, optional, tag = "11")]
     pub comparator_class_name: Option<String>,
+    /// `Compression.Algorithm` ordinal of every block.
     #[prost(uint32, optional, tag = "12")]
     pub compression_codec: Option<u32>,
+    /// The wrapped data key of an encrypted file; cairn neither writes nor reads encrypted files.
     #[prost(bytes = "vec", optional, tag = "13")]
     pub encryption_key: Option<Vec<u8>>,
 }
@@ -76,21 +89,21 @@ pub struct Trailer {
     pub total_uncompressed_bytes: u64,
     /// Entries in the data index root.
     pub data_index_count: u32,
-    /// Meta blocks.
+    /// Entries in the meta index: the file's meta blocks.
     pub meta_index_count: u32,
-    /// Cells.
+    /// Cells in the file.
     pub entry_count: u64,
     /// Levels of the data index (1 = root points at data blocks).
     pub num_data_index_levels: u32,
     /// Offset of the first data block, or `None` for a file without cells.
     pub first_data_block_offset: Option<u64>,
-    /// Offset of the last data block.
+    /// Offset of the last data block, or `None` for a file without cells.
     pub last_data_block_offset: Option<u64>,
-    /// Comparator class name as stored.
+    /// The cell comparator's Java class name as stored (HBase 2.6 writes [`KV_COMPARATOR`]).
     pub comparator_class_name: String,
     /// Compression of every block.
     pub compression: Compression,
-    /// Minor version.
+    /// Minor version from the trailer's last int (3: index keys may be shortened fake keys).
     pub minor_version: u32,
 }
 

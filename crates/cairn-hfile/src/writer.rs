@@ -97,13 +97,13 @@ impl Default for WriterOptions {
 /// What a finished file holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSummary {
-    /// Bytes written.
+    /// Length of the file, trailer included.
     pub file_len: u64,
-    /// Cells.
+    /// Cells written (the trailer's entry count).
     pub entry_count: u64,
-    /// Data blocks.
+    /// Data blocks written.
     pub data_blocks: u64,
-    /// Data index levels.
+    /// Levels of the data index (1 = the root points at data blocks).
     pub index_levels: u32,
 }
 

@@ -41,13 +41,18 @@ impl Default for Limits {
 /// Protocol and transport of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
+    /// `TBinaryProtocol` over the buffered transport (HBase's default gateway).
     BinaryBuffered,
+    /// `TBinaryProtocol` over `TFramedTransport` (HBase's `-f`).
     BinaryFramed,
+    /// `TCompactProtocol` over the buffered transport (HBase's `-c`).
     CompactBuffered,
+    /// `TCompactProtocol` over `TFramedTransport` (HBase's `-c -f`).
     CompactFramed,
 }
 
 impl Encoding {
+    /// Every encoding, in the order [`ConnectionStats`] counts them.
     pub const ALL: [Encoding; 4] = [
         Encoding::BinaryBuffered,
         Encoding::BinaryFramed,
@@ -55,6 +60,7 @@ impl Encoding {
         Encoding::CompactFramed,
     ];
 
+    /// The encoding's label in metrics (`binary_framed`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Encoding::BinaryBuffered => "binary_buffered",

@@ -22,7 +22,9 @@ use thrift::{ProtocolError, ProtocolErrorKind};
 /// Which Thrift protocol the bytes are in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavor {
+    /// `TBinaryProtocol`, strict (messages start with `0x80 0x01`).
     Binary,
+    /// `TCompactProtocol` (messages start with `0x82`).
     Compact,
 }
 
