@@ -218,13 +218,15 @@ fn add_family(columns: &mut Columns, family: &[u8]) {
     columns.insert(family.to_vec(), None);
 }
 
+/// As HBase's `addColumn`: a column added after its whole family (`addFamily`) narrows the
+/// read to the columns named (HBase's `computeIfAbsent` treats the family's null set as
+/// absent and starts a new one).
 fn add_column(columns: &mut Columns, family: &[u8], qualifier: &[u8]) {
-    let e = columns
+    columns
         .entry(family.to_vec())
-        .or_insert_with(|| Some(Vec::new()));
-    if let Some(q) = e {
-        q.push(qualifier.to_vec());
-    }
+        .or_insert(None)
+        .get_or_insert_with(Vec::new)
+        .push(qualifier.to_vec());
 }
 
 /// A read of one row: a one-row [`Scan`] with the same [`ReadOptions`] (HBase runs gets as
@@ -454,6 +456,15 @@ impl Increment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_after_its_family_narrows_the_read_as_in_hbase() {
+        let g = Get::new("r").family("f").column("f", "q").family("g");
+        assert_eq!(g.columns[b"f".as_slice()], Some(vec![b"q".to_vec()]));
+        assert_eq!(g.columns[b"g".as_slice()], None);
+        let s = Scan::new().column("f", "a").column("f", "b").family("f");
+        assert_eq!(s.columns[b"f".as_slice()], None, "addFamily widens again");
+    }
 
     fn kinds(d: &Delete) -> Vec<(CellType, &[u8], i64)> {
         d.markers
