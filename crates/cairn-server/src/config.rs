@@ -30,9 +30,11 @@ use crate::handler::HandlerConfig;
 pub struct Config {
     /// Where tables, store files and the WAL live (`data`, or HBase's `hbase.rootdir`).
     pub data_dir: PathBuf,
-    /// Thrift listen address (`host:port`; port 0 picks a free one).
+    /// Thrift1 listen address (`host:port`; port 0 picks a free one), or HBase's
+    /// `hbase.regionserver.thrift.ipaddress` and `hbase.regionserver.thrift.port`.
     pub thrift_addr: String,
-    /// HTTP listen address for `/metrics`, `/jmx`, `/health`; `None` = no HTTP server.
+    /// Info-server address for `/metrics`, `/jmx`, `/health` (`hbase.thrift.info.bindAddress`,
+    /// `hbase.thrift.info.port`; a negative port turns it off); `None` = no HTTP server.
     pub http_addr: Option<String>,
     /// Per-connection input bounds; the frame size is
     /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb`.
