@@ -28,14 +28,21 @@ use crate::handler::HandlerConfig;
 /// Everything `cairn serve` needs.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// Where tables, store files and the WAL live (`data`, or HBase's `hbase.rootdir`).
     pub data_dir: PathBuf,
-    /// Thrift listen address (`host:port`; port 0 picks a free one).
+    /// Thrift1 listen address (`host:port`; port 0 picks a free one), or HBase's
+    /// `hbase.regionserver.thrift.ipaddress` and `hbase.regionserver.thrift.port`.
     pub thrift_addr: String,
-    /// HTTP listen address for `/metrics`, `/jmx`, `/health`; `None` = no HTTP server.
+    /// Info-server address for `/metrics`, `/jmx`, `/health` (`hbase.thrift.info.bindAddress`,
+    /// `hbase.thrift.info.port`; a negative port turns it off); `None` = no HTTP server.
     pub http_addr: Option<String>,
+    /// Per-connection input bounds; the frame size is
+    /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb`.
     pub limits: Limits,
     /// Connections served at once (`hbase.thrift.maxWorkerThreads`, 1000); more are refused.
     pub max_connections: usize,
+    /// What the Thrift1 handler needs: scanner lease (`hbase.client.scanner.timeout.period`),
+    /// open-scanner and per-call row limits.
     pub handler: HandlerConfig,
     /// Every `name = value` given, in order, for the region server and block cache.
     pub properties: Vec<(String, String)>,
@@ -55,16 +62,27 @@ impl Default for Config {
     }
 }
 
+/// Why a configuration was refused; each names the property or file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// A known property with a value it cannot take.
     #[error("{key} = {value:?}: {reason}")]
     Bad {
+        /// The property name as given (cairn's or HBase's).
         key: String,
+        /// The value as given.
         value: String,
+        /// What is wrong with it.
         reason: String,
     },
+    /// A TOML file that does not parse or has a value of the wrong shape.
     #[error("config file {path}: {reason}")]
-    File { path: String, reason: String },
+    File {
+        /// The file's path.
+        path: String,
+        /// The parse error, or which key has the wrong shape.
+        reason: String,
+    },
 }
 
 fn bad(key: &str, value: &str, reason: &str) -> ConfigError {

@@ -14,6 +14,8 @@
 //! input bounds), storage (cairn-region and below), command-line parsing and signals
 //! (cairn-cli's `serve`).
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod handler;
 pub mod metrics;

@@ -17,7 +17,7 @@ macro_rules! methods {
     ($($id:ident = $name:literal),* $(,)?) => {
         /// The Thrift methods, each with a fixed counter slot.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Method { $($id),* }
+        pub enum Method { $(#[doc = concat!("The `", $name, "` call.")] $id),* }
         /// Names of [`Method`]s as on the wire, in slot order.
         pub const METHODS: &[&str] = &[$($name),*];
     };
@@ -79,16 +79,26 @@ pub struct ThriftMetrics {
     calls: [AtomicU64; N],
     errors: [AtomicU64; N],
     nanos: [AtomicU64; N],
+    /// Protocol-level counters kept by cairn-thrift (`requestCount`, `protocolErrorCount`,
+    /// `connectionCount` by encoding, …).
     pub wire: ConnectionStats,
+    /// Connections being served now (`openConnections`).
     pub open_connections: AtomicI64,
+    /// Connections refused at `hbase.thrift.maxWorkerThreads` (`rejectedConnectionCount`).
     pub rejected_connections: AtomicU64,
+    /// Scanners open now (`openScanners`).
     pub open_scanners: AtomicI64,
+    /// Scanners closed because their lease ran out (`expiredScannerCount`).
     pub expired_scanners: AtomicU64,
+    /// Scanner opens refused at the open-scanner limit (`rejectedScannerCount`).
     pub rejected_scanners: AtomicU64,
+    /// Rows sent back by gets and scanners (`rowsReturnedCount`).
     pub rows_returned: AtomicU64,
     /// Rows scanners read ahead of the client's next `scannerGetList`.
     pub rows_read_ahead: AtomicU64,
+    /// Cells sent back by gets and scanners (`cellsReturnedCount`).
     pub cells_returned: AtomicU64,
+    /// Rows written or deleted by mutations (`rowsMutatedCount`).
     pub rows_mutated: AtomicU64,
 }
 
@@ -124,10 +134,12 @@ impl ThriftMetrics {
         }
     }
 
+    /// Calls of `m` so far (`callCount{method=…}`).
     pub fn calls(&self, m: Method) -> u64 {
         self.calls[m as usize].load(Ordering::Relaxed)
     }
 
+    /// Calls of `m` that failed so far (`callErrorCount{method=…}`).
     pub fn errors(&self, m: Method) -> u64 {
         self.errors[m as usize].load(Ordering::Relaxed)
     }
@@ -136,16 +148,22 @@ impl ThriftMetrics {
 /// Whether a value only grows or goes up and down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// Only grows (metrics2's `MutableCounter`; a Prometheus counter).
     Counter,
+    /// Goes up and down (metrics2's `MutableGauge`; a Prometheus gauge).
     Gauge,
 }
 
 /// One value of a source.
 #[derive(Clone, Debug)]
 pub struct Sample {
+    /// HBase's metric name (`callCount`, `memStoreSize`, …).
     pub name: String,
+    /// Prometheus labels (`method`, `namespace`, `table`, `region`, …); empty for most.
     pub labels: Vec<(&'static str, String)>,
+    /// The value when the source was gathered.
     pub value: f64,
+    /// Counter or gauge.
     pub kind: Kind,
 }
 
@@ -156,6 +174,7 @@ pub struct Source {
     pub name: &'static str,
     /// The JMX bean name HBase uses for this subsystem.
     pub bean: &'static str,
+    /// The source's values, in rendering order.
     pub samples: Vec<Sample>,
 }
 

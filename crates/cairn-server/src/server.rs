@@ -49,21 +49,31 @@ fn readable(fd: std::os::fd::RawFd) -> bool {
     n != 0
 }
 
+/// Why `cairn serve` could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The configuration was refused.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// The region server did not open (for example its WAL did not replay).
     #[error("opening the region server at {dir}: {source}")]
     Open {
+        /// The data directory (`hbase.rootdir`).
         dir: String,
+        /// What the region server reported.
         source: cairn_region::RegionError,
     },
+    /// A port could not be bound.
     #[error("listening on {addr} ({what}): {source}")]
     Listen {
+        /// Which listener: `thrift` or `http`.
         what: &'static str,
+        /// The address as configured.
         addr: String,
+        /// The bind error.
         source: io::Error,
     },
+    /// Closing the region server (flushing memstores) failed at shutdown.
     #[error("closing the region server: {0}")]
     Close(cairn_region::RegionError),
 }
@@ -185,22 +195,27 @@ impl Server {
         })
     }
 
+    /// The bound Thrift1 address (the real port when port 0 was asked for).
     pub fn thrift_addr(&self) -> SocketAddr {
         self.thrift_addr
     }
 
+    /// The bound info-server address (`/metrics`, `/jmx`, `/health`), if one was started.
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http_addr
     }
 
+    /// The Thrift1 handler every connection calls into.
     pub fn handler(&self) -> &Handler {
         &self.shared.handler
     }
 
+    /// The Thrift server's counters (`MetricsThriftServerSource`).
     pub fn metrics(&self) -> &Arc<ThriftMetrics> {
         &self.shared.metrics
     }
 
+    /// The region server being served.
     pub fn region_server(&self) -> &Arc<RegionServer> {
         &self.shared.rs
     }

@@ -45,14 +45,16 @@ type TResult<T> = thrift::Result<T>;
 /// Limits and identity of the handler.
 #[derive(Clone, Debug)]
 pub struct HandlerConfig {
-    /// At most this many scanners open at once (over all connections).
+    /// At most this many scanners open at once, over all connections
+    /// (`cairn.thrift.max.open.scanners`).
     pub max_open_scanners: usize,
     /// A scanner not used for this long is closed (HBase's
     /// `hbase.client.scanner.timeout.period`, 60 s).
     pub scanner_lease: Duration,
-    /// Rows one `scannerGetList` / `getRows` call may ask for.
+    /// Rows one `scannerGetList` / `getRows` call may ask for (`cairn.thrift.max.rows.per.call`).
     pub max_rows_per_call: usize,
-    /// Bytes of rows a scanner reads ahead of the client's next `scannerGetList` (0: none).
+    /// Bytes of rows a scanner reads ahead of the client's next `scannerGetList` (0: none;
+    /// `cairn.thrift.scanner.read_ahead.bytes`).
     pub scanner_read_ahead_bytes: usize,
     /// What `getTableRegions` reports as the server.
     pub server_name: String,
