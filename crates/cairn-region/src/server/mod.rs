@@ -310,7 +310,9 @@ impl RegionServer {
     ) -> Result<bool> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(&delete.row);
-        r.check_and_delete(family, qualifier, expected, delete)
+        let ok = r.check_and_delete(family, qualifier, expected, delete)?;
+        self.after_write(r);
+        Ok(ok)
     }
 
     /// One row's cells from the region holding it; empty when the row has none the get selects.
