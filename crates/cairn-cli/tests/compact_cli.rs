@@ -57,11 +57,27 @@ fn populate(root: &Path) -> TableName {
 }
 
 fn files_in(dir: &Path) -> usize {
+    file_names(dir).len()
+}
+
+/// The names of the files directly in `dir`.
+fn file_names(dir: &Path) -> std::collections::BTreeSet<std::ffi::OsString> {
     std::fs::read_dir(dir)
-        .unwrap()
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .flatten()
         .filter(|e| e.path().is_file())
-        .count()
+        .map(|e| e.file_name())
+        .collect()
+}
+
+/// A region directory (one with `.regioninfo`) of the table at `table_dir`.
+fn first_region(table_dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(table_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join(".regioninfo").exists())
+        .unwrap()
 }
 
 fn check_data(root: &Path, t: &TableName) {
@@ -113,12 +129,7 @@ fn minor_compaction_of_a_family_dir_and_json_report() {
     let root = tempfile::tempdir().unwrap();
     let t = populate(root.path());
     let table_dir = root.path().join("data/default/ct");
-    let region = std::fs::read_dir(&table_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join(".regioninfo").exists())
-        .unwrap();
+    let region = first_region(&table_dir);
     let fam = region.join("a");
     let out = cairn(&[
         "compact",
@@ -210,19 +221,9 @@ fn delete_false_archives_the_replaced_files() {
     let root = tempfile::tempdir().unwrap();
     let t = populate(root.path());
     let table_dir = root.path().join("data/default/ct");
-    let region = std::fs::read_dir(&table_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join(".regioninfo").exists())
-        .unwrap();
+    let region = first_region(&table_dir);
     let fam = region.join("a");
-    let before: std::collections::BTreeSet<_> = std::fs::read_dir(&fam)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_file())
-        .map(|e| e.file_name())
-        .collect();
+    let before = file_names(&fam);
     let out = cairn(&[
         "compact",
         "-major",
@@ -241,12 +242,11 @@ fn delete_false_archives_the_replaced_files() {
         .join("archive/data/default/ct")
         .join(region.file_name().unwrap())
         .join("a");
-    let archived: std::collections::BTreeSet<_> = std::fs::read_dir(&archive)
-        .unwrap_or_else(|e| panic!("{}: {e}", archive.display()))
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
-    assert_eq!(archived, before, "every replaced file is in the archive");
+    assert_eq!(
+        file_names(&archive),
+        before,
+        "every replaced file is in the archive"
+    );
     check_data(root.path(), &t);
     assert!(before.len() > 1, "{before:?}");
 }

@@ -50,6 +50,14 @@ impl VecScanner {
     pub fn new(cells: Vec<KeyValue>) -> VecScanner {
         VecScanner { cells, pos: 0 }
     }
+
+    /// Where the first cell whose key is ≥ `key` is (the length when none is).
+    fn first_at_or_after(&self, key: &[u8]) -> Result<usize> {
+        let k = KeyRef::parse(key)?;
+        Ok(self
+            .cells
+            .partition_point(|c| compare_keys(&c.as_cell().key, &k) == std::cmp::Ordering::Less))
+    }
 }
 
 impl CellScanner for VecScanner {
@@ -65,22 +73,14 @@ impl CellScanner for VecScanner {
     }
 
     fn seek(&mut self, key: &[u8]) -> Result<()> {
-        let k = KeyRef::parse(key)?;
-        self.pos = self
-            .cells
-            .partition_point(|c| compare_keys(&c.as_cell().key, &k) == std::cmp::Ordering::Less);
+        self.pos = self.first_at_or_after(key)?;
         Ok(())
     }
 
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         let end = match key {
             None => self.cells.len(),
-            Some(key) => {
-                let k = KeyRef::parse(key)?;
-                self.cells.partition_point(|c| {
-                    compare_keys(&c.as_cell().key, &k) == std::cmp::Ordering::Less
-                })
-            }
+            Some(key) => self.first_at_or_after(key)?,
         };
         Ok(end
             .checked_sub(1)
