@@ -1,0 +1,1 @@
+//! Placeholder: the protobuf messages arrive in the next commit.
