@@ -1,6 +1,6 @@
 //! Errors of the region store: each names the table, region, family, file or request field.
 
-use cairn_hfile::cell::CellError;
+use cairn_hfile::cell::{CellError, Escaped};
 use cairn_hfile::HFileError;
 
 /// The region store's result; the error is a [`RegionError`] unless said otherwise.
@@ -83,6 +83,20 @@ pub enum RegionError {
     /// `NotServingRegionException`.
     #[error("region is closed")]
     Closed,
+    /// HBase's `NotServingRegionException`: no open region of an enabled table has the name a
+    /// request addressed (full region name or encoded name, as printed). Clients relocate the
+    /// region and retry.
+    #[error("region {0} is not online on this server")]
+    NotServingRegion(String),
+    /// HBase's `WrongRegionException`: a row outside the key range of the region a request was
+    /// sent to. Clients relocate the row's region and retry.
+    #[error("Requested row out of range for region {region}: row '{}'", Escaped(.row))]
+    WrongRegion {
+        /// The region name (`<table>,<start>,<id>.<encoded>.`).
+        region: String,
+        /// The row asked for.
+        row: Vec<u8>,
+    },
 }
 
 impl RegionError {
@@ -126,6 +140,15 @@ mod tests {
         assert!(
             m.contains("t,,1.abc.") && m.contains("600") && m.contains("512"),
             "{m}"
+        );
+        // Rows are arbitrary bytes: printed as HBase's `Bytes.toStringBinary` does.
+        let e = RegionError::WrongRegion {
+            region: "t,b,1.abc.".into(),
+            row: b"z\x00".to_vec(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Requested row out of range for region t,b,1.abc.: row 'z\\x00'"
         );
     }
 }

@@ -158,6 +158,27 @@ impl RegionInfo {
             && (self.end_key.is_empty() || compare_bytes(row, &self.end_key) == Less)
     }
 
+    /// HBase's region name (`RegionInfo.getRegionName`), `<table>,<start>,<id>.<encoded>.`, with
+    /// the start key's bytes as they are: what clients name the region by in a request's
+    /// `RegionSpecifier`. The start key may hold any byte, `,` and `.` included, so the name is
+    /// compared whole, never split.
+    pub fn region_name_bytes(&self) -> Vec<u8> {
+        let id = self.region_id.to_string();
+        let table = self.table.to_string();
+        let mut name = Vec::with_capacity(
+            table.len() + self.start_key.len() + id.len() + self.encoded_name.len() + 4,
+        );
+        name.extend_from_slice(table.as_bytes());
+        name.push(b',');
+        name.extend_from_slice(&self.start_key);
+        name.push(b',');
+        name.extend_from_slice(id.as_bytes());
+        name.push(b'.');
+        name.extend_from_slice(self.encoded_name.as_bytes());
+        name.push(b'.');
+        name
+    }
+
     /// `<table>,<start>,<id>.<encoded>.` for messages.
     pub fn region_name(&self) -> String {
         format!(
@@ -396,6 +417,20 @@ mod tests {
         assert_eq!(back, r);
         assert!(r.contains_row(b"a") && r.contains_row(b"l") && !r.contains_row(b"m"));
         assert!(RegionInfo::decode(b"PBUF\xff", Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn region_names_keep_the_start_keys_bytes() {
+        // A start key with bytes that are not UTF-8 and with the name's own separators.
+        let start = b"k,\xff.\x00";
+        let r = RegionInfo::new(TableName::parse("ns:t").unwrap(), start, b"", 42);
+        let mut want = b"ns:t,".to_vec();
+        want.extend_from_slice(start);
+        want.extend_from_slice(format!(",42.{}.", r.encoded_name).as_bytes());
+        assert_eq!(r.region_name_bytes(), want);
+        // The same name the encoded name hashes, up to the id.
+        let plain = RegionInfo::new(TableName::parse("t1").unwrap(), b"a", b"m", 7);
+        assert_eq!(plain.region_name_bytes(), plain.region_name().into_bytes());
     }
 
     #[test]
