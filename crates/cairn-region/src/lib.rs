@@ -41,7 +41,9 @@ pub use descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 pub use error::{RegionError, Result};
 pub use layout::RegionInfo;
 pub use matcher::TimeRange;
-pub use mutation::{Delete, Get, Increment, Put, Scan};
+pub use mutation::{
+    Append, CheckAndMutate, CheckAndMutateResult, Delete, Get, Increment, Put, RowMutations, Scan,
+};
 pub use read_options::ReadOptions;
 pub use region::{FlushOutcome, Region, RegionConfig};
 pub use scanner::RegionScanner;

@@ -1,4 +1,13 @@
-//! Client operations: Put, Delete, Get, Scan, Increment (HBase's client classes).
+//! Client operations: Put, Delete, Get, Scan, Increment, Append, RowMutations and
+//! CheckAndMutate (HBase's client classes).
+
+mod append;
+mod check_and_mutate;
+mod row_mutations;
+
+pub use append::Append;
+pub use check_and_mutate::{Action, CheckAndMutate, CheckAndMutateResult, Condition};
+pub use row_mutations::{RowMutation, RowMutations};
 
 use std::collections::BTreeMap;
 
@@ -434,6 +443,11 @@ pub struct Increment {
     pub columns: Vec<(Vec<u8>, Vec<u8>, i64)>,
     /// `None` = the table's durability (`USE_DEFAULT`).
     pub durability: Option<Durability>,
+    /// Only counter versions in this range count as the current value (HBase's
+    /// `setTimeRange`); a counter with none in it starts again at 0. All time by default.
+    pub time_range: TimeRange,
+    /// Whether the new cells come back (HBase's `setReturnResults`, true by default).
+    pub return_results: bool,
 }
 
 impl Increment {
@@ -443,12 +457,29 @@ impl Increment {
             row: row.as_ref().to_vec(),
             columns: Vec::new(),
             durability: None,
+            time_range: TimeRange::default(),
+            return_results: true,
         }
     }
     /// Adds `amount` (may be negative) to the counter `f:q` (HBase's `addColumn`).
     pub fn add(mut self, f: impl AsRef<[u8]>, q: impl AsRef<[u8]>, amount: i64) -> Increment {
         self.columns
             .push((f.as_ref().to_vec(), q.as_ref().to_vec(), amount));
+        self
+    }
+    /// Overrides the table's durability for this increment (HBase's `setDurability`).
+    pub fn durability(mut self, d: Durability) -> Increment {
+        self.durability = Some(d);
+        self
+    }
+    /// Reads the current values within `tr` only (HBase's `setTimeRange`).
+    pub fn time_range(mut self, tr: TimeRange) -> Increment {
+        self.time_range = tr;
+        self
+    }
+    /// Whether the new cells come back (HBase's `setReturnResults`).
+    pub fn return_results(mut self, on: bool) -> Increment {
+        self.return_results = on;
         self
     }
 }

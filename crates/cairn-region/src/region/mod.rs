@@ -1,9 +1,14 @@
 //! A region: one key range of a table, one store per family, one MVCC, the write and read
 //! paths (HBase's `HRegion`).
 
+mod check_and_mutate;
+mod delta;
 mod maintenance;
 mod read;
+mod row_mutations;
 mod write;
+
+pub use check_and_mutate::column_condition_holds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -260,11 +265,10 @@ impl Region {
             )));
         }
         if !self.info.contains_row(row) {
-            return Err(RegionError::InvalidArgument(format!(
-                "row {} is outside region {}",
-                cairn_hfile::cell::Escaped(row),
-                self.info.region_name()
-            )));
+            return Err(RegionError::WrongRegion {
+                region: self.info.region_name(),
+                row: row.to_vec(),
+            });
         }
         Ok(())
     }
@@ -348,10 +352,14 @@ pub(super) mod tests {
         for row in ["a", "m", "z"] {
             let e = r.put(&Put::new(row).add("f", "q", "v")).unwrap_err();
             assert!(
-                matches!(&e, RegionError::InvalidArgument(m) if m.contains(&r.info.region_name())),
+                matches!(&e, RegionError::WrongRegion { region, row: got }
+                    if *region == r.info.region_name() && got == row.as_bytes()),
                 "{row}: {e}"
             );
-            assert!(r.get(Get::new(row)).is_err(), "{row}");
+            assert!(
+                matches!(r.get(Get::new(row)), Err(RegionError::WrongRegion { .. })),
+                "{row}"
+            );
         }
         let e = r.put(&Put::new("c").add("x", "q", "v")).unwrap_err();
         assert!(

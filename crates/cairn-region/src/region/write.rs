@@ -1,5 +1,5 @@
 //! The region's write path: row locks, WAL append and sync, memstore inserts under MVCC;
-//! puts, batched puts, deletes, increments, check-and-mutate.
+//! puts, batched puts and deletes.
 
 use super::*;
 
@@ -92,15 +92,22 @@ impl Region {
     }
 
     pub(super) fn put_locked(&self, put: &Put) -> Result<()> {
+        self.put_locked_at(put, i64::MIN)
+    }
+
+    /// [`Self::put_locked`] with columns lacking a timestamp stamped no earlier than
+    /// `min_ts` (HBase's check-and-mutate stamps them `max(now, checked cell's ts)`).
+    pub(super) fn put_locked_at(&self, put: &Put, min_ts: i64) -> Result<()> {
         let now = now_ms();
         let mut cells = Vec::with_capacity(put.cells.len());
         let mut stores = Vec::with_capacity(put.cells.len());
-        self.put_cells(put, now, &mut cells, &mut stores)?;
+        self.put_cells(put, now.max(min_ts), &mut cells, &mut stores)?;
         self.apply(cells, stores, now, put.durability)?;
         Ok(())
     }
 
-    /// Checks one put and appends its cells (timestamps resolved against `now`) and their stores.
+    /// Checks one put and appends its cells (`LATEST_TIMESTAMP` resolved to `now`) and their
+    /// stores.
     pub(super) fn put_cells<'a>(
         &'a self,
         put: &Put,
@@ -177,20 +184,37 @@ impl Region {
     }
 
     /// Writes a delete's markers atomically, like a put. A marker for the newest version
-    /// ([`Delete::column`] without a timestamp) is resolved to that version's timestamp first, and
-    /// writes nothing if the column is empty, as in HBase.
+    /// ([`Delete::column`] without a timestamp) is resolved to that version's timestamp first
+    /// (see [`Self::delete_cells`]).
     pub fn delete(&self, delete: &Delete) -> Result<()> {
         let _row = self.row_lock(&delete.row).write();
         self.delete_locked(delete)
     }
 
-    /// Resolves `LATEST_TIMESTAMP` as HBase's `prepareDeleteTimestamps` does: a
-    /// single-version Delete targets the newest existing version; the others mean now.
     pub(super) fn delete_locked(&self, delete: &Delete) -> Result<()> {
-        self.check_row(&delete.row)?;
         let now = now_ms();
-        let resolve = |ts: i64| if ts == LATEST_TIMESTAMP { now } else { ts };
         let mut cells = Vec::new();
+        self.delete_cells(delete, now, &mut cells)?;
+        let stores = self.stores_of(&cells);
+        self.apply(cells, stores, now, delete.durability)?;
+        Ok(())
+    }
+
+    /// Checks a delete and appends its markers, timestamps resolved as HBase's
+    /// `prepareDelete` and `prepareDeleteTimestamps` do: a delete without markers marks every
+    /// family at the delete's timestamp; a single-version Delete without a timestamp targets
+    /// the newest version of its column (the n-th newest for the n-th such marker on that
+    /// column in this delete), or is stamped `now` when the column has fewer versions
+    /// (`updateDeleteLatestVersionTimestamp`); every other `LATEST_TIMESTAMP` means `now`.
+    /// The caller holds the row's lock exclusively.
+    pub(super) fn delete_cells(
+        &self,
+        delete: &Delete,
+        now: i64,
+        cells: &mut Vec<KeyValue>,
+    ) -> Result<()> {
+        self.check_row(&delete.row)?;
+        let resolve = |ts: i64| if ts == LATEST_TIMESTAMP { now } else { ts };
         if delete.markers.is_empty() {
             for f in self.stores.keys() {
                 cells.push(KeyValue::new(
@@ -205,12 +229,22 @@ impl Region {
         }
         for m in &delete.markers {
             self.check_family(&m.family)?;
+        }
+        let mut latest_counts: BTreeMap<(&[u8], &[u8]), u32> = BTreeMap::new();
+        for m in &delete.markers {
             let ts = if m.kind == CellType::Delete && m.ts == LATEST_TIMESTAMP {
-                let latest = self.get(Get::new(&delete.row).column(&m.family, &m.qualifier))?;
-                match latest.first() {
+                let n = latest_counts
+                    .entry((&m.family, &m.qualifier))
+                    .and_modify(|n| *n += 1)
+                    .or_insert(1);
+                let versions = self.get(
+                    Get::new(&delete.row)
+                        .column(&m.family, &m.qualifier)
+                        .versions(*n),
+                )?;
+                match versions.get(*n as usize - 1) {
                     Some(c) => c.key().timestamp(),
-                    // Nothing to delete: HBase writes nothing for it either.
-                    None => continue,
+                    None => now,
                 }
             } else {
                 resolve(m.ts)
@@ -224,101 +258,7 @@ impl Region {
                 b"",
             )?);
         }
-        if cells.is_empty() {
-            return Ok(());
-        }
-        let stores = self.stores_of(&cells);
-        self.apply(cells, stores, now, delete.durability)?;
         Ok(())
-    }
-
-    /// Adds to counters (8-byte big-endian longs), atomically for the row; returns the new
-    /// cells.
-    pub fn increment(&self, inc: &Increment) -> Result<Vec<KeyValue>> {
-        let _row = self.row_lock(&inc.row).write();
-        self.check_row(&inc.row)?;
-        let now = now_ms();
-        let mut cells = Vec::new();
-        for (f, q, amount) in &inc.columns {
-            self.check_family(f)?;
-            let current = self.get(Get::new(&inc.row).column(f, q))?;
-            let (old, old_ts) = match current.first() {
-                None => (0i64, i64::MIN),
-                Some(c) => {
-                    let v = c.as_cell().value;
-                    let bytes: [u8; 8] = v.try_into().map_err(|_| {
-                        RegionError::InvalidArgument(format!(
-                            "column {}:{} is not a counter: its value is {} bytes wide, not 8",
-                            String::from_utf8_lossy(f),
-                            String::from_utf8_lossy(q),
-                            v.len()
-                        ))
-                    })?;
-                    (i64::from_be_bytes(bytes), c.key().timestamp())
-                }
-            };
-            let ts = now.max(old_ts.saturating_add(1));
-            let new = old.wrapping_add(*amount);
-            cells.push(KeyValue::put(&inc.row, f, q, ts, &new.to_be_bytes())?);
-        }
-        if cells.is_empty() {
-            return Ok(cells);
-        }
-        let out = cells.clone();
-        let stores = self.stores_of(&cells);
-        self.apply(cells, stores, now, inc.durability)?;
-        Ok(out)
-    }
-
-    /// Applies `put` only if the newest version of the column equals `expected` (`None`:
-    /// only if the column has no value). Returns whether it was applied.
-    pub fn check_and_put(
-        &self,
-        family: &[u8],
-        qualifier: &[u8],
-        expected: Option<&[u8]>,
-        put: &Put,
-    ) -> Result<bool> {
-        let _row = self.row_lock(&put.row).write();
-        self.check_family(family)?;
-        let matches = self.newest_value_is(&put.row, family, qualifier, expected)?;
-        if matches {
-            self.put_locked(put)?;
-        }
-        Ok(matches)
-    }
-
-    /// Whether the newest version of a column has value `expected` (`None`: no value).
-    pub(super) fn newest_value_is(
-        &self,
-        row: &[u8],
-        family: &[u8],
-        qualifier: &[u8],
-        expected: Option<&[u8]>,
-    ) -> Result<bool> {
-        let current = self.get(Get::new(row).column(family, qualifier))?;
-        Ok(match (current.first(), expected) {
-            (None, None) => true,
-            (Some(c), Some(v)) => c.as_cell().value == v,
-            _ => false,
-        })
-    }
-
-    /// Like [`Region::check_and_put`] for a delete.
-    pub fn check_and_delete(
-        &self,
-        family: &[u8],
-        qualifier: &[u8],
-        expected: Option<&[u8]>,
-        delete: &Delete,
-    ) -> Result<bool> {
-        let _row = self.row_lock(&delete.row).write();
-        self.check_family(family)?;
-        let matches = self.newest_value_is(&delete.row, family, qualifier, expected)?;
-        if matches {
-            self.delete_locked(delete)?;
-        }
-        Ok(matches)
     }
 }
 
@@ -367,59 +307,33 @@ mod tests {
             vec!["v2", "v1"],
             "only the newest version is deleted"
         );
-        // Nothing to delete in an empty column: HBase writes no marker, nor does cairn.
+        // Two newest-version markers on one column in one delete: the second takes the
+        // second-newest version (HBase's `prepareDeleteTimestamps` counts them per column).
+        r.put(&Put::new("a").add_at("f", "q", 4, "v4")).unwrap();
+        r.delete(&Delete::new("a").column("f", "q").column("f", "q"))
+            .unwrap();
+        let got = r.get(Get::new("a").versions(3)).unwrap();
+        assert_eq!(values(&got), vec!["v1"], "v4 and v2 deleted");
+        // Nothing to delete in an empty column: HBase's `updateDeleteLatestVersionTimestamp`
+        // still writes the marker, stamped now; so does cairn.
         let before = r.write_point();
+        let start = now_ms();
         r.delete(&Delete::new("a").column("f", "empty")).unwrap();
-        assert_eq!(r.write_point(), before);
+        assert_eq!(r.write_point(), before + 1);
+        let raw = r
+            .scanner(Scan::new().column("f", "empty").raw(true))
+            .unwrap()
+            .next_row()
+            .unwrap()
+            .unwrap();
+        assert_eq!(raw.len(), 1);
+        assert_eq!(raw[0].key().cell_type(), Some(CellType::Delete));
+        let ts = raw[0].key().timestamp();
+        assert!(ts >= start && ts <= now_ms(), "{ts}");
         // A whole-row delete marks every family.
         r.put(&Put::new("b").add("f", "q", "1").add("g", "q", "2"))
             .unwrap();
         r.delete(&Delete::new("b")).unwrap();
         assert!(r.get(Get::new("b")).unwrap().is_empty());
-    }
-
-    #[test]
-    fn increments_start_at_zero_and_stay_newest() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = region(dir.path(), b"", b"", 1 << 20);
-        let out = r.increment(&Increment::new("c").add("f", "n", 5)).unwrap();
-        assert_eq!(out[0].as_cell().value, 5i64.to_be_bytes());
-        // A counter stamped in the future: the increment's cell must still be the newest,
-        // or the next read would see the old value.
-        let future = now_ms() + 3_600_000;
-        r.put(&Put::new("c").add_at("f", "m", future, 10i64.to_be_bytes()))
-            .unwrap();
-        let out = r.increment(&Increment::new("c").add("f", "m", -3)).unwrap();
-        assert_eq!(out[0].key().timestamp(), future + 1);
-        let got = r.get(Get::new("c").column("f", "m")).unwrap();
-        assert_eq!(got[0].as_cell().value, 7i64.to_be_bytes());
-        r.put(&Put::new("c").add("f", "s", "abc")).unwrap();
-        let e = r
-            .increment(&Increment::new("c").add("f", "s", 1))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("f:s") && e.contains("3 bytes"), "{e}");
-    }
-
-    #[test]
-    fn check_and_put_compares_the_newest_value() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = region(dir.path(), b"", b"", 1 << 20);
-        let p = |v: &str| Put::new("a").add("f", "q", v);
-        assert!(
-            r.check_and_put(b"f", b"q", None, &p("1")).unwrap(),
-            "absent"
-        );
-        assert!(
-            !r.check_and_put(b"f", b"q", None, &p("2")).unwrap(),
-            "present now"
-        );
-        assert!(!r.check_and_put(b"f", b"q", Some(b"0"), &p("2")).unwrap());
-        assert!(r.check_and_put(b"f", b"q", Some(b"1"), &p("2")).unwrap());
-        assert_eq!(values(&r.get(Get::new("a")).unwrap()), vec!["2"]);
-        let d = Delete::new("a");
-        assert!(!r.check_and_delete(b"f", b"q", Some(b"1"), &d).unwrap());
-        assert!(r.check_and_delete(b"f", b"q", Some(b"2"), &d).unwrap());
-        assert!(r.get(Get::new("a")).unwrap().is_empty());
     }
 }
