@@ -12,8 +12,10 @@
 //!
 //! Divergences: prost does not enforce proto2 `required` scalar fields, so a message missing
 //! one reads its default where HBase fails to parse; `RegexStringComparator` compiles its
-//! pattern with the `regex` crate (see [`cairn_filter::Comparator::regex_string`]) and decodes
-//! cells as UTF-8 only.
+//! pattern with the `regex` crate (see [`cairn_filter::Comparator::regex_string`]), decodes
+//! cells as UTF-8 only, and treats the JONI engine as the JAVA one: HBase 2.6's JONI engine
+//! searches bytes `[offset, length)` of the cell's backing array instead of the value, so on a
+//! region server it almost never matches; cairn matches the value as the client meant.
 
 use std::fmt;
 

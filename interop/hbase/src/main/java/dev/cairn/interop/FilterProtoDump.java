@@ -167,9 +167,9 @@ public final class FilterProtoDump {
       new RegexStringComparator("^ y e s  # a comment", Pattern.COMMENTS)), null));
     cs.add(of(new ValueFilter(CompareOperator.EQUAL,
       new RegexStringComparator("1.2", Pattern.LITERAL)), null));
-    cs.add(of(new ValueFilter(CompareOperator.EQUAL,
-      new RegexStringComparator("^YE", Pattern.CASE_INSENSITIVE,
-        RegexStringComparator.EngineType.JONI)), null));
+    // No JONI case: HBase 2.6's JONI engine searches bytes [offset, length) of the cell's
+    // array rather than [offset, offset + length), so on KeyValue cells it almost never
+    // matches; cairn matches the value as the JAVA engine does.
     cs.add(of(new RowFilter(CompareOperator.EQUAL,
       new BitComparator(b("ab"), BitComparator.BitwiseOp.AND)), null));
     cs.add(of(new QualifierFilter(CompareOperator.NOT_EQUAL,
