@@ -10,8 +10,9 @@
 //! constructors reject, and bytes that do not parse are errors naming the class; the server
 //! reports them as `DoNotRetryIOException`, as HBase does.
 //!
-//! Divergences: prost does not enforce proto2 `required` scalar fields, so a message missing
-//! one reads its default where HBase fails to parse; `RegexStringComparator` compiles its
+//! Divergences: prost does not enforce proto2 `required` fields, so a message missing one
+//! reads its default where HBase fails to parse (a missing wrapped filter or comparator has no
+//! class name and is refused as malformed); `RegexStringComparator` compiles its
 //! pattern with the `regex` crate (see [`cairn_filter::Comparator::regex_string`]), decodes
 //! cells as UTF-8 only, and treats the JONI engine as the JAVA one: HBase 2.6's JONI engine
 //! searches bytes `[offset, length)` of the cell's backing array instead of the value, so on a
