@@ -19,6 +19,7 @@
 pub mod config;
 pub mod handler;
 pub mod metrics;
+pub mod rpc;
 pub mod server;
 
 pub use config::{Config, ConfigError};
