@@ -92,7 +92,7 @@ class Serve:
     """One `cairn serve` process."""
 
     def __init__(self, data, *defines, config=None):
-        args = [CAIRN, "serve", "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0"]
+        args = [CAIRN, "serve", "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0", "--hbase", "127.0.0.1:0"]
         if data is not None:
             args += ["--data", data]
         if config is not None:
@@ -672,7 +672,7 @@ def test_toml_config_with_hbase_property_names(tmp_path):
     assert (data / "data" / "default" / "cfg").is_dir()
     # a known name with a bad value stops the start, naming it
     cfg.write_text('"hbase.client.scanner.timeout.period" = "soon"\n')
-    p = subprocess.run([CAIRN, "serve", "--config", str(cfg), "--data", str(data), "--thrift", "127.0.0.1:0",
+    p = subprocess.run([CAIRN, "serve", "--config", str(cfg), "--data", str(data), "--thrift", "127.0.0.1:0", "--hbase", "",
                         "--http", ""], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert "hbase.client.scanner.timeout.period" in p.stderr

@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Thrift bind address (HBase's -b; hbase.regionserver.thrift.ipaddress).
     #[arg(short = 'b', long = "bind", value_name = "ADDRESS")]
     bind: Option<String>,
+    /// HBase native RPC address (HBase's Java client, Admin, hbase pe, YCSB) [default:
+    /// 127.0.0.1:16020]; "" turns it off; port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT")]
+    hbase: Option<String>,
     /// HTTP address for /metrics, /jmx and /health [default: 127.0.0.1:9095]; "" turns it off.
     #[arg(long, value_name = "HOST:PORT")]
     http: Option<String>,
@@ -74,6 +78,9 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     if let Some(h) = &a.http {
         config.http_addr = (!h.is_empty()).then(|| h.clone());
     }
+    if let Some(h) = &a.hbase {
+        config.set("hbase", h)?;
+    }
     if let Some(b) = &a.bind {
         config.set("hbase.regionserver.thrift.ipaddress", b)?;
     }
@@ -105,6 +112,16 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "cairn serve: thrift on {} (binary or compact protocol, buffered or framed transport)",
         server.thrift_addr()
     );
+    match server.rpc() {
+        Some(r) => println!(
+            "cairn serve: hbase rpc on {} (server name {}, cluster id {}; Java clients: hbase.client.bootstrap.servers={})",
+            r.addr(),
+            r.server_name(),
+            r.cluster_id(),
+            r.addr()
+        ),
+        None => println!("cairn serve: hbase rpc off"),
+    }
     match server.http_addr() {
         Some(h) => println!("cairn serve: http on {h} (/metrics, /jmx, /health)"),
         None => println!("cairn serve: http off"),
@@ -155,6 +172,18 @@ mod tests {
         assert_eq!(c.http_addr, None);
         // -c is the compact protocol now: it takes no file.
         assert!(Serve::try_parse_from(["serve", "-c", "cairn.toml"]).is_err());
+    }
+
+    #[test]
+    fn hbase_rpc_address() {
+        let c = config_of(&[]);
+        assert_eq!(c.rpc.unwrap().addr, "127.0.0.1:16020");
+        let c = config_of(&["--hbase", "0.0.0.0:6020"]);
+        assert_eq!(c.rpc.unwrap().addr, "0.0.0.0:6020");
+        let c = config_of(&["--hbase", ""]);
+        assert!(c.rpc.is_none());
+        let c = config_of(&["-D", "hbase.regionserver.port=16030"]);
+        assert_eq!(c.rpc.unwrap().addr, "127.0.0.1:16030");
     }
 
     #[test]

@@ -255,6 +255,16 @@ impl RegionScanner {
         }
     }
 
+    /// Whether the scan's filter has ended the whole scan (`filterAllRemaining`, e.g. a
+    /// `WhileMatchFilter` that stopped matching or a `PageFilter` that filled its page): an
+    /// RPC server then tells the client there are no more results anywhere, not only in this
+    /// region.
+    pub fn filter_done(&mut self) -> bool {
+        self.filter
+            .as_deref_mut()
+            .is_some_and(|f| f.filter_all_remaining())
+    }
+
     /// Up to `n` rows.
     pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<KeyValue>>> {
         let mut out = Vec::new();

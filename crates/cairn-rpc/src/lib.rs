@@ -3,15 +3,23 @@
 //! HBase 2.x's native RPC as bytes: what a Java client (`hbase-client` 2.x with its
 //! `NettyRpcConnection`) writes to a region server or master port, and what it expects back.
 //!
-//! **Owns:** the protobuf messages of HBase 2.6's `RPC.proto`, `HBase.proto`, `Client.proto`,
-//! `Master.proto`, `Admin.proto`, `Registry.proto`, `ClusterStatus.proto`, `Filter.proto` and
-//! `Comparator.proto` that cairn uses ([`pb`], field numbers and types exactly as HBase's), the
-//! connection preambles, the call and response frames, and cell blocks in HBase's
-//! `KeyValueCodec` layout.
+//! **Owns:** the protobuf messages of HBase 2.6 that cairn uses ([`pb`], generated from the
+//! trimmed `.proto` files under `proto/` — RPC, Tracing, HBase, Cell, Client, Filter,
+//! Comparator, Master, Admin, Registry, ClusterStatus, ClusterId, FS, Procedure, ErrorHandling,
+//! MapReduce, ZooKeeper — whose field numbers, names, types and labels a test checks against
+//! HBase 2.6.1's own descriptors), the
+//! connection preambles and the call and response frames ([`wire`]), and cell blocks in
+//! HBase's `KeyValueCodec` layout ([`cellblock`]). Every length read off the wire is checked
+//! against what is there before anything is allocated for it.
 //!
 //! **Does not own:** what a call means (cairn-server translates calls into region-store
 //! operations), sockets, threads, or the cell model itself (cairn-cell).
 
 #![warn(missing_docs)]
 
+pub mod cellblock;
+mod error;
 pub mod pb;
+pub mod wire;
+
+pub use error::WireError;

@@ -5,6 +5,7 @@
 //! data = "./cairn-data"              # or hbase.rootdir = "file:///var/lib/cairn"
 //! thrift = "127.0.0.1:9090"          # or hbase.regionserver.thrift.ipaddress / .port
 //! http = "127.0.0.1:9095"            # or hbase.thrift.info.bindAddress / .port; "" = off
+//! hbase = "127.0.0.1:16020"          # native RPC; or hbase.regionserver.ipc.address / .port; "" = off
 //! "hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 2
 //! "hbase.client.scanner.timeout.period" = 60000
 //! "hfile.block.cache.size" = 268435456
@@ -24,6 +25,7 @@ use cairn_region::ServerConfig;
 use cairn_thrift::Limits;
 
 use crate::handler::HandlerConfig;
+use crate::rpc::RpcConfig;
 
 /// Everything `cairn serve` needs.
 #[derive(Clone, Debug)]
@@ -36,6 +38,9 @@ pub struct Config {
     /// Info-server address for `/metrics`, `/jmx`, `/health` (`hbase.thrift.info.bindAddress`,
     /// `hbase.thrift.info.port`; a negative port turns it off); `None` = no HTTP server.
     pub http_addr: Option<String>,
+    /// HBase's native RPC (`--hbase`, `hbase.regionserver.port`, `hbase.master.port`,
+    /// `hbase.regionserver.ipc.address`); `None` = off.
+    pub rpc: Option<RpcConfig>,
     /// Per-connection input bounds; the frame size is
     /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb`.
     pub limits: Limits,
@@ -54,6 +59,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./cairn-data"),
             thrift_addr: "127.0.0.1:9090".into(),
             http_addr: Some("127.0.0.1:9095".into()),
+            rpc: Some(RpcConfig::default()),
             limits: Limits::default(),
             max_connections: 1000,
             handler: HandlerConfig::default(),
@@ -139,6 +145,56 @@ impl Config {
                 let (_, p) = split_host_port(&self.thrift_addr);
                 self.thrift_addr = format!("{v}:{p}");
             }
+            "hbase" | "hbase_addr" => {
+                if v.is_empty() {
+                    self.rpc = None;
+                } else {
+                    self.rpc.get_or_insert_with(RpcConfig::default).addr = v.to_string();
+                }
+            }
+            // One port serves the master's and the region server's services, as HBase's
+            // standalone mode does: either name sets it.
+            "hbase.regionserver.port" | "hbase.master.port" => {
+                let port = int()?;
+                let rpc = self.rpc.get_or_insert_with(RpcConfig::default);
+                let (h, _) = split_host_port(&rpc.addr);
+                rpc.addr = format!("{h}:{port}");
+            }
+            "hbase.regionserver.ipc.address" | "hbase.master.ipc.address" => {
+                let rpc = self.rpc.get_or_insert_with(RpcConfig::default);
+                let (_, p) = split_host_port(&rpc.addr);
+                rpc.addr = format!("{v}:{p}");
+            }
+            "hbase.regionserver.hostname" => {
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.hostname = (!v.is_empty()).then(|| v.to_string());
+                }
+            }
+            "hbase.regionserver.handler.count" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.handlers = n;
+                    rpc.max_queue_length = n * 10;
+                }
+            }
+            "hbase.ipc.server.max.callqueue.length" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_queue_length = n;
+                }
+            }
+            "hbase.ipc.max.request.size" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_request_size = n;
+                }
+            }
+            "hbase.server.scanner.max.result.size" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_result_size = n;
+                }
+            }
             "hbase.thrift.info.port" => {
                 let port = int()?;
                 if port < 0 {
@@ -168,7 +224,11 @@ impl Config {
                 self.max_connections = positive()?
             }
             "hbase.client.scanner.timeout.period" => {
-                self.handler.scanner_lease = Duration::from_millis(positive()? as u64)
+                let lease = Duration::from_millis(positive()? as u64);
+                self.handler.scanner_lease = lease;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.scanner_lease = lease;
+                }
             }
             "cairn.thrift.max.open.scanners" => self.handler.max_open_scanners = positive()?,
             "cairn.thrift.max.rows.per.call" => self.handler.max_rows_per_call = positive()?,
@@ -276,6 +336,28 @@ data = "/tmp/x"
         assert_eq!(c.limits.max_frame_bytes, 4 << 20);
         assert_eq!(c.handler.scanner_lease, Duration::from_millis(1500));
         assert_eq!(c.server_config().unwrap().max_wal_segments, 7);
+        assert_eq!(
+            c.rpc.as_ref().unwrap().scanner_lease,
+            Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn the_rpc_port_by_cairn_and_hbase_names() {
+        let mut c = Config::default();
+        assert_eq!(c.rpc.as_ref().unwrap().addr, "127.0.0.1:16020");
+        c.set("hbase.master.port", "16000").unwrap();
+        assert_eq!(c.rpc.as_ref().unwrap().addr, "127.0.0.1:16000");
+        c.set("hbase.regionserver.ipc.address", "0.0.0.0").unwrap();
+        c.set("hbase.regionserver.port", "6020").unwrap();
+        assert_eq!(c.rpc.as_ref().unwrap().addr, "0.0.0.0:6020");
+        c.set("hbase.regionserver.handler.count", "4").unwrap();
+        assert_eq!(c.rpc.as_ref().unwrap().handlers, 4);
+        assert_eq!(c.rpc.as_ref().unwrap().max_queue_length, 40);
+        c.set("hbase", "").unwrap();
+        assert!(c.rpc.is_none());
+        c.set("hbase", "127.0.0.1:0").unwrap();
+        assert_eq!(c.rpc.as_ref().unwrap().addr, "127.0.0.1:0");
     }
 
     #[test]
@@ -294,6 +376,8 @@ data = "/tmp/x"
             e.to_string().contains("f.toml") && e.to_string().contains("data"),
             "{e}"
         );
+        let e = c.set("hbase.regionserver.port", "x").unwrap_err();
+        assert!(e.to_string().contains("hbase.regionserver.port"), "{e}");
         c.set("hbase.regionserver.maxlogs", "many").unwrap();
         let e = c.server_config().unwrap_err();
         assert!(e.to_string().contains("hbase.regionserver.maxlogs"), "{e}");

@@ -1,17 +1,20 @@
 //! # cairn-server
 //!
-//! `cairn serve`: HBase's Thrift1 gateway in front of cairn's embedded region server, so
-//! HBase Thrift clients (happybase and others) use cairn by changing a host name.
+//! `cairn serve`: HBase's native RPC and HBase's Thrift1 gateway in front of cairn's embedded
+//! region server, so HBase's Java client (and what is built on it) and HBase Thrift clients
+//! (happybase and others) use cairn by changing a host name.
 //!
 //! **Owns:** what each `Hbase` call means over a [`cairn_region::RegionServer`] ([`handler`]:
 //! HBase's `ThriftHBaseServiceHandler` semantics, open scanners and their leases), the running
 //! server ([`server`]: listener, a thread per connection up to a limit, HTTP `/metrics`,
-//! `/jmx`, `/health`, orderly shutdown that flushes memstores), configuration with HBase's
+//! `/jmx`, `/health`, orderly shutdown that flushes memstores), what each native RPC call
+//! means ([`rpc`]: `ClientService`, `MasterService`, `AdminService`, `ClientMetaService`,
+//! a virtual `hbase:meta`), configuration with HBase's
 //! property names ([`config`]), and metrics sources per subsystem with Prometheus and JMX
 //! renderings ([`metrics`]).
 //!
 //! **Does not own:** Thrift's bytes (cairn-thrift: IDL, generated code, protocol detection and
-//! input bounds), storage (cairn-region and below), command-line parsing and signals
+//! input bounds), the native RPC's bytes (cairn-rpc: frames, protobufs, cell blocks), storage (cairn-region and below), command-line parsing and signals
 //! (cairn-cli's `serve`).
 
 #![warn(missing_docs)]

@@ -179,14 +179,14 @@ pub struct Source {
 }
 
 impl Source {
-    fn new(name: &'static str, bean: &'static str) -> Source {
+    pub(crate) fn new(name: &'static str, bean: &'static str) -> Source {
         Source {
             name,
             bean,
             samples: Vec::new(),
         }
     }
-    fn add(&mut self, name: impl Into<String>, kind: Kind, value: f64) {
+    pub(crate) fn add(&mut self, name: impl Into<String>, kind: Kind, value: f64) {
         self.samples.push(Sample {
             name: name.into(),
             labels: Vec::new(),
@@ -194,7 +194,7 @@ impl Source {
             kind,
         });
     }
-    fn add_labelled(
+    pub(crate) fn add_labelled(
         &mut self,
         name: impl Into<String>,
         kind: Kind,

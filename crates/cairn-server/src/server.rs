@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 use crate::config::Config;
 use crate::handler::Handler;
 use crate::metrics::{self, ThriftMetrics};
+use crate::rpc::{RpcMetrics, RpcServer};
 
 /// Between a connection's requests, reads ahead for the scanner it last read from, until the
 /// client's next request arrives (or the connection closes).
@@ -88,6 +89,7 @@ struct Shared {
     stop: AtomicBool,
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
+    rpc_metrics: Arc<RpcMetrics>,
 }
 
 /// A started `cairn serve`.
@@ -98,6 +100,7 @@ pub struct Server {
     acceptor: Option<JoinHandle<()>>,
     reaper: Option<JoinHandle<()>>,
     http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    rpc: Option<RpcServer>,
 }
 
 impl Server {
@@ -157,7 +160,24 @@ impl Server {
             stop: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
+            rpc_metrics: Arc::new(RpcMetrics::default()),
         });
+        let rpc = match &shared.config.rpc {
+            Some(rc) => Some(
+                RpcServer::start(
+                    shared.rs.clone(),
+                    rc.clone(),
+                    http_addr.map(|a| a.port()),
+                    shared.rpc_metrics.clone(),
+                )
+                .map_err(|source| ServeError::Listen {
+                    what: "hbase rpc",
+                    addr: rc.addr.clone(),
+                    source,
+                })?,
+            ),
+            None => None,
+        };
 
         let s = shared.clone();
         let acceptor = std::thread::Builder::new()
@@ -192,6 +212,7 @@ impl Server {
             acceptor: Some(acceptor),
             reaper: Some(reaper),
             http,
+            rpc,
         })
     }
 
@@ -203,6 +224,21 @@ impl Server {
     /// The bound info-server address (`/metrics`, `/jmx`, `/health`), if one was started.
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http_addr
+    }
+
+    /// The native RPC server, if one was started.
+    pub fn rpc(&self) -> Option<&RpcServer> {
+        self.rpc.as_ref()
+    }
+
+    /// The bound native RPC address, if one was started.
+    pub fn rpc_addr(&self) -> Option<SocketAddr> {
+        self.rpc.as_ref().map(|r| r.addr())
+    }
+
+    /// The native RPC server's counters.
+    pub fn rpc_metrics(&self) -> &Arc<RpcMetrics> {
+        &self.shared.rpc_metrics
     }
 
     /// The Thrift1 handler every connection calls into.
@@ -229,6 +265,9 @@ impl Server {
     }
 
     fn stop_threads(&mut self) {
+        if let Some(rpc) = self.rpc.as_mut() {
+            rpc.stop();
+        }
         let s = &self.shared;
         if s.stop.swap(true, Ordering::AcqRel) {
             return;
@@ -341,12 +380,12 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
         };
         let resp = match path {
             "/metrics" => {
-                let text = metrics::prometheus(&metrics::gather(&s.metrics, &s.rs));
+                let text = metrics::prometheus(&gather(s));
                 tiny_http::Response::from_string(text)
                     .with_header(header("text/plain; version=0.0.4; charset=utf-8"))
             }
             "/jmx" => {
-                let mut json = metrics::jmx(&metrics::gather(&s.metrics, &s.rs));
+                let mut json = metrics::jmx(&gather(s));
                 if let Some(q) = jmx_query(query) {
                     if let Some(beans) = json["beans"].as_array_mut() {
                         beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
@@ -376,6 +415,15 @@ fn http_loop(srv: &tiny_http::Server, s: &Shared) {
         };
         let _ = req.respond(resp);
     }
+}
+
+/// Every metrics source, the native RPC server's included.
+fn gather(s: &Shared) -> Vec<metrics::Source> {
+    let mut v = metrics::gather(&s.metrics, &s.rs);
+    if s.config.rpc.is_some() {
+        v.push(s.rpc_metrics.source());
+    }
+    v
 }
 
 /// The bean `/jmx?qry=NAME` asks for (Hadoop's `JMXJsonServlet` parameter), percent-decoded.

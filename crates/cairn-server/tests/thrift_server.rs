@@ -62,6 +62,11 @@ fn start(dir: &std::path::Path, defines: &[(&str, &str)]) -> Server {
         data_dir: dir.to_path_buf(),
         thrift_addr: "127.0.0.1:0".into(),
         http_addr: None,
+        // The native RPC port runs beside Thrift, on a free port.
+        rpc: Some(cairn_server::rpc::RpcConfig {
+            addr: "127.0.0.1:0".into(),
+            ..Default::default()
+        }),
         ..Config::default()
     };
     for (k, v) in defines {

@@ -3,11 +3,14 @@
 //! the parts of the master that create and drop tables).
 
 mod background;
+mod cluster;
 mod config;
+mod lookup;
 mod open;
 mod table;
 
 use background::{spawn_worker, Work};
+pub use cluster::CLUSTER_ID_FILE;
 pub use config::ServerConfig;
 pub use open::RecoveryReport;
 pub use table::{Table, TableScanner};

@@ -1,0 +1,96 @@
+//! `AdminService`, as much of it as `Admin` and the client use: region information, the
+//! regions online, flushes and compactions of one region, the server's identity.
+
+use cairn_rpc::pb;
+use cairn_rpc::wire::Call;
+
+use super::client::Target;
+use super::dispatch::{ok, Reply};
+use super::errors::RpcError;
+use super::meta;
+use super::Services;
+
+impl Services {
+    /// An `AdminService` call; `None` for a method cairn does not serve.
+    pub(super) fn admin(&self, call: &Call, method: &str) -> Option<Result<Reply, RpcError>> {
+        let r = (|| -> Result<Option<Reply>, RpcError> {
+            Ok(Some(match method {
+                "GetRegionInfo" => {
+                    let req: pb::GetRegionInfoRequest = call.decode_param()?;
+                    let info = match self.target(&req.region)? {
+                        Target::Meta => meta::meta_region_info(),
+                        Target::Region(r) => meta::region_info_pb(&r.info),
+                    };
+                    ok(pb::GetRegionInfoResponse {
+                        region_info: info,
+                        ..Default::default()
+                    })?
+                }
+                "GetOnlineRegion" => {
+                    let mut infos = vec![meta::meta_region_info()];
+                    for name in self.rs.table_names() {
+                        if let Ok(t) = self.rs.table(&name) {
+                            if t.is_enabled() {
+                                infos.extend(
+                                    t.regions.iter().map(|r| meta::region_info_pb(&r.info)),
+                                );
+                            }
+                        }
+                    }
+                    ok(pb::GetOnlineRegionResponse { region_info: infos })?
+                }
+                "FlushRegion" => {
+                    let req: pb::FlushRegionRequest = call.decode_param()?;
+                    let flushed = match self.target(&req.region)? {
+                        Target::Meta => false,
+                        Target::Region(r) => {
+                            self.rs.flush_region(&r)?;
+                            true
+                        }
+                    };
+                    ok(pb::FlushRegionResponse {
+                        last_flush_time: now_ms(),
+                        flushed: Some(flushed),
+                        ..Default::default()
+                    })?
+                }
+                "CompactRegion" => {
+                    let req: pb::CompactRegionRequest = call.decode_param()?;
+                    if let Target::Region(r) = self.target(&req.region)? {
+                        self.rs.compact_region(&r, req.major.unwrap_or(false))?;
+                    }
+                    ok(pb::CompactRegionResponse {})?
+                }
+                "GetServerInfo" => ok(pb::GetServerInfoResponse {
+                    server_info: pb::ServerInfo {
+                        server_name: self.location.server_name(),
+                        webui_port: self.info_port.map(u32::from),
+                    },
+                })?,
+                "GetRegionLoad" => {
+                    let status = self.cluster_status();
+                    let loads = status
+                        .live_servers
+                        .into_iter()
+                        .flat_map(|s| s.server_load.region_loads)
+                        .collect();
+                    ok(pb::GetRegionLoadResponse {
+                        region_loads: loads,
+                    })?
+                }
+                _ => return Ok(None),
+            }))
+        })();
+        match r {
+            Ok(Some(reply)) => Some(Ok(reply)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

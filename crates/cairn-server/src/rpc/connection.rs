@@ -1,0 +1,316 @@
+//! One connection: the preamble, the connection header, then calls read and queued for the
+//! handlers; responses are written by whichever handler finishes a call, under the
+//! connection's write lock.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cairn_rpc::wire::{self, Call, Preamble};
+use cairn_rpc::{pb, WireError};
+use parking_lot::Mutex;
+use prost::Message;
+
+use super::errors::{self, RpcError};
+use super::Shared;
+
+/// Which service a connection's header named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// `ClientService`.
+    Client,
+    /// `MasterService`.
+    Master,
+    /// `AdminService`.
+    Admin,
+    /// `ClientMetaService`.
+    ClientMeta,
+}
+
+impl Service {
+    fn from_name(name: &str) -> Option<Service> {
+        Some(match name {
+            "ClientService" => Service::Client,
+            "MasterService" => Service::Master,
+            "AdminService" => Service::Admin,
+            "ClientMetaService" => Service::ClientMeta,
+            _ => return None,
+        })
+    }
+
+    /// The name HBase's metrics use for the service.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Client => "ClientService",
+            Service::Master => "MasterService",
+            Service::Admin => "AdminService",
+            Service::ClientMeta => "ClientMetaService",
+        }
+    }
+}
+
+/// What a handler needs of the connection a call came on.
+pub struct Conn {
+    /// The service the connection's header named.
+    pub service: Service,
+    /// Cell block codec: `None` = none (cells in messages), `Some(tags)` = KeyValueCodec.
+    pub codec: Option<bool>,
+    writer: Mutex<TcpStream>,
+}
+
+impl Conn {
+    /// Writes a whole response frame; on failure the connection is shut down (its reader
+    /// then ends).
+    pub fn send(&self, frame: &[u8]) -> bool {
+        let mut w = self.writer.lock();
+        match w.write_all(frame) {
+            Ok(()) => true,
+            Err(_) => {
+                let _ = w.shutdown(Shutdown::Both);
+                false
+            }
+        }
+    }
+}
+
+/// Work for a handler.
+pub enum Job {
+    /// A call to run.
+    Call {
+        /// The connection it came on.
+        conn: Arc<Conn>,
+        /// The call (boxed: a call is large and the queue holds many).
+        call: Box<Call>,
+        /// When it was queued.
+        queued: Instant,
+    },
+    /// Stop the handler.
+    Stop,
+}
+
+/// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of stream before the first.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("connection closed after {got} of {} bytes", buf.len()),
+                ))
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// A response that answers no call (call id -1): a preamble answer or a fatal error.
+fn fatal(stream: &mut TcpStream, class: &'static str, message: &str) {
+    let frame = wire::encode_response(
+        wire::NO_CALL_ID,
+        None,
+        Some(RpcError::new(class, message, true).to_response()),
+        b"",
+    );
+    let _ = stream.write_all(&frame);
+}
+
+/// Serves one connection until it closes; the error says why it ended early.
+pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
+    let metrics = &s.services.metrics;
+    // A client that connects and says nothing is dropped after the scanner lease.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+    let auth = loop {
+        let mut pre = [0u8; 6];
+        if !read_full(&mut stream, &mut pre).map_err(|e| e.to_string())? {
+            return Ok(());
+        }
+        match wire::parse_preamble(pre) {
+            Ok(Preamble::Registry) => {
+                let resp = pb::GetConnectionRegistryResponse {
+                    cluster_id: s.services.cluster_id.clone(),
+                };
+                let frame = wire::encode_response(wire::NO_CALL_ID, Some(&resp), None, b"");
+                let _ = stream.write_all(&frame);
+                return Ok(());
+            }
+            Ok(Preamble::Security) => {
+                fatal(
+                    &mut stream,
+                    errors::SECURITY_NOT_ENABLED,
+                    "security is not enabled",
+                );
+            }
+            Ok(Preamble::Rpc { auth }) => break auth,
+            Err(e @ WireError::BadVersion(_)) => {
+                fatal(&mut stream, errors::WRONG_VERSION, &e.to_string());
+                return Err(e.to_string());
+            }
+            Err(e) => {
+                fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+                return Err(e.to_string());
+            }
+        }
+    };
+    if auth != wire::AUTH_SIMPLE {
+        let msg = format!(
+            "authentication method {auth} is not supported: cairn serves SIMPLE authentication only"
+        );
+        fatal(&mut stream, errors::BAD_AUTH, &msg);
+        return Err(msg);
+    }
+    let limit = s.config.max_request_size;
+    let mut prefix = [0u8; 4];
+    if !read_full(&mut stream, &mut prefix).map_err(|e| e.to_string())? {
+        return Ok(());
+    }
+    let len = wire::frame_len(prefix, "connection header", limit).map_err(|e| {
+        fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+        e.to_string()
+    })?;
+    let mut buf = vec![0u8; len];
+    read_full(&mut stream, &mut buf).map_err(|e| e.to_string())?;
+    let header = wire::decode_connection_header(&buf).map_err(|e| {
+        fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+        e.to_string()
+    })?;
+    let service_name = header.service_name.as_deref().unwrap_or("");
+    let Some(service) = Service::from_name(service_name) else {
+        let msg = format!("Unknown service: {service_name}");
+        fatal(&mut stream, errors::UNKNOWN_SERVICE, &msg);
+        return Err(msg);
+    };
+    let codec = match header.cell_block_codec_class.as_deref() {
+        None | Some("") => None,
+        Some(c) => match cairn_rpc::cellblock::codec_carries_tags(c) {
+            Some(tags) => Some(tags),
+            None => {
+                let msg = format!("cell block codec {c} is not supported (cairn speaks KeyValueCodec and KeyValueCodecWithTags)");
+                fatal(&mut stream, errors::UNSUPPORTED_CELL_CODEC, &msg);
+                return Err(msg);
+            }
+        },
+    };
+    if let Some(c) = header
+        .cell_block_compressor_class
+        .as_deref()
+        .filter(|c| !c.is_empty())
+    {
+        let msg = format!("cell block compressor {c} is not supported");
+        fatal(&mut stream, errors::UNSUPPORTED_COMPRESSION_CODEC, &msg);
+        return Err(msg);
+    }
+    let _ = stream.set_read_timeout(None);
+    let writer = stream.try_clone().map_err(|e| e.to_string())?;
+    let conn = Arc::new(Conn {
+        service,
+        codec,
+        writer: Mutex::new(writer),
+    });
+    loop {
+        if !read_full(&mut stream, &mut prefix).map_err(|e| e.to_string())? {
+            return Ok(());
+        }
+        let len = match wire::frame_len(prefix, "request", limit) {
+            Ok(n) => n,
+            Err(e) => {
+                too_big(&conn, &mut stream, i32::from_be_bytes(prefix), &e);
+                return Err(e.to_string());
+            }
+        };
+        let mut frame = vec![0u8; len];
+        read_full(&mut stream, &mut frame).map_err(|e| e.to_string())?;
+        metrics.received(4 + len);
+        let call = match wire::decode_call(Bytes::from(frame)) {
+            Ok(c) => c,
+            Err(e) => {
+                // The frame's own structure is broken: nothing after it can be trusted.
+                conn.send(&wire::encode_response(
+                    wire::NO_CALL_ID,
+                    None,
+                    Some(
+                        RpcError::new(errors::FATAL_CONNECTION, e.to_string(), true).to_response(),
+                    ),
+                    b"",
+                ));
+                return Err(e.to_string());
+            }
+        };
+        let id = call.id();
+        let job = Job::Call {
+            conn: conn.clone(),
+            call: Box::new(call),
+            queued: Instant::now(),
+        };
+        if let Err(crossbeam_channel::TrySendError::Full(_)) = s.queue.try_send(job) {
+            metrics.exception(errors::CALL_QUEUE_TOO_BIG);
+            let e = RpcError::new(
+                errors::CALL_QUEUE_TOO_BIG,
+                format!(
+                    "Call queue is full on {}, too many items queued ?",
+                    s.services.location.host
+                ),
+                false,
+            );
+            let frame = wire::encode_response(id, None, Some(e.to_response()), b"");
+            metrics.sent(frame.len());
+            conn.send(&frame);
+        }
+    }
+}
+
+/// Answers a request over the size limit with `RequestTooBigException` (for the call whose
+/// header starts the frame, if it can be read) and ends the connection, as HBase does.
+fn too_big(conn: &Conn, stream: &mut TcpStream, len: i32, e: &WireError) {
+    let mut head = [0u8; 64];
+    let mut id = wire::NO_CALL_ID;
+    if len > 0 {
+        let n = (len as usize).min(head.len());
+        if read_full(stream, &mut head[..n]).unwrap_or(false) {
+            if let Ok(h) = pb::RequestHeader::decode_length_delimited(&head[..n]) {
+                id = h.call_id.unwrap_or(wire::NO_CALL_ID);
+            }
+        }
+    }
+    let err = RpcError::new(errors::REQUEST_TOO_BIG, e.to_string(), true);
+    conn.send(&wire::encode_response(
+        id,
+        None,
+        Some(err.to_response()),
+        b"",
+    ));
+}
+
+/// A handler thread: runs queued calls until told to stop.
+pub fn handler_loop(s: &Arc<Shared>, rx: crossbeam_channel::Receiver<Job>) {
+    while let Ok(job) = rx.recv() {
+        let Job::Call { conn, call, queued } = job else {
+            return;
+        };
+        let started = Instant::now();
+        let outcome = super::dispatch::call(&s.services, &conn, &call);
+        let processed = started.elapsed();
+        let frame = match &outcome {
+            Ok((msg, block)) => wire::encode_response(call.id(), Some(msg.as_ref()), None, block),
+            Err(e) => {
+                s.services.metrics.exception(e.class);
+                wire::encode_response(call.id(), None, Some(e.to_response()), b"")
+            }
+        };
+        s.services.metrics.call_done(
+            conn.service,
+            call.method(),
+            started.duration_since(queued),
+            processed,
+            call.size,
+            frame.len(),
+        );
+        conn.send(&frame);
+    }
+}

@@ -1,0 +1,421 @@
+//! `MasterService`, as much of it as `Admin` needs: tables (create, delete, truncate,
+//! enable, disable, describe, list, state), namespaces, procedures, cluster status.
+//!
+//! cairn runs each table operation to completion inside the call, then returns a procedure
+//! id the way HBase's master does; the client's later `GetProcedureResult` finds it finished.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cairn_region::{layout, TableDescriptor, TableName};
+use cairn_rpc::pb;
+use cairn_rpc::wire::Call;
+use parking_lot::Mutex;
+use prost::Message;
+
+use super::dispatch::{ok, Reply};
+use super::errors::{self, RpcError};
+use super::meta;
+use super::Services;
+
+/// Procedures this server has run: id → submission time (ms).
+#[derive(Default)]
+pub struct Procedures {
+    next: AtomicU64,
+    done: Mutex<HashMap<u64, u64>>,
+}
+
+impl Procedures {
+    fn finished(&self) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.done.lock().insert(id, now_ms());
+        id
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A `TableName` message as cairn's.
+pub fn table_name(t: &pb::TableName) -> Result<TableName, RpcError> {
+    let ns = String::from_utf8_lossy(&t.namespace);
+    let q = String::from_utf8_lossy(&t.qualifier);
+    let name = if ns.is_empty() || ns == "default" {
+        q.into_owned()
+    } else {
+        format!("{ns}:{q}")
+    };
+    TableName::parse(&name).map_err(|e| RpcError::bad_request(e.to_string()))
+}
+
+/// A `TableSchema` message as a table descriptor (family options by HBase's attribute names).
+pub fn descriptor_from_pb(schema: &pb::TableSchema) -> Result<TableDescriptor, RpcError> {
+    let mut bytes = b"PBUF".to_vec();
+    schema.encode(&mut bytes).expect("a Vec grows as needed");
+    layout::decode_table_descriptor(&bytes, Path::new("CreateTable request"))
+        .map_err(|e| RpcError::bad_request(e.to_string()))
+}
+
+/// A table descriptor as a `TableSchema` message.
+pub fn descriptor_to_pb(d: &TableDescriptor) -> pb::TableSchema {
+    let bytes = layout::encode_table_descriptor(d);
+    pb::TableSchema::decode(&bytes[4..]).expect("cairn's own encoding decodes")
+}
+
+impl Services {
+    fn table_state(&self, name: &TableName) -> Result<bool, RpcError> {
+        Ok(self.rs.table(name)?.is_enabled())
+    }
+
+    fn namespaces(&self) -> Vec<String> {
+        let mut ns = self.rs.namespaces();
+        for fixed in ["default", "hbase"] {
+            if !ns.iter().any(|n| n == fixed) {
+                ns.push(fixed.to_string());
+            }
+        }
+        ns.sort();
+        ns
+    }
+
+    fn namespace_pb(name: &str) -> pb::NamespaceDescriptor {
+        pb::NamespaceDescriptor {
+            name: name.as_bytes().to_vec(),
+            configuration: Vec::new(),
+        }
+    }
+
+    fn proc_id(&self) -> Option<u64> {
+        Some(self.procedures.finished())
+    }
+
+    /// A `MasterService` call; `None` for a method cairn does not serve.
+    pub(super) fn master(&self, call: &Call, method: &str) -> Option<Result<Reply, RpcError>> {
+        let r = (|| -> Result<Option<Reply>, RpcError> {
+            Ok(Some(match method {
+                "IsMasterRunning" => ok(pb::IsMasterRunningResponse {
+                    is_master_running: true,
+                })?,
+                "CreateTable" => {
+                    let req: pb::CreateTableRequest = call.decode_param()?;
+                    let d = descriptor_from_pb(&req.table_schema)?;
+                    if d.name.namespace != "default"
+                        && !self.namespaces().contains(&d.name.namespace)
+                    {
+                        return Err(RpcError::new(
+                            errors::NAMESPACE_NOT_FOUND,
+                            d.name.namespace.clone(),
+                            true,
+                        ));
+                    }
+                    self.rs.create_table(d, &req.split_keys)?;
+                    ok(pb::CreateTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "DeleteTable" => {
+                    let req: pb::DeleteTableRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    if self.table_state(&name)? {
+                        return Err(RpcError::new(
+                            errors::TABLE_NOT_DISABLED,
+                            name.to_string(),
+                            true,
+                        ));
+                    }
+                    self.rs.delete_table(&name)?;
+                    ok(pb::DeleteTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "TruncateTable" => {
+                    let req: pb::TruncateTableRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    if self.table_state(&name)? {
+                        return Err(RpcError::new(
+                            errors::TABLE_NOT_DISABLED,
+                            name.to_string(),
+                            true,
+                        ));
+                    }
+                    let t = self.rs.table(&name)?;
+                    let d = (*t.descriptor).clone();
+                    let splits: Vec<Vec<u8>> = if req.preserve_splits.unwrap_or(false) {
+                        t.regions
+                            .iter()
+                            .skip(1)
+                            .map(|r| r.info.start_key.clone())
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    drop(t);
+                    self.rs.delete_table(&name)?;
+                    self.rs.create_table(d, &splits)?;
+                    ok(pb::TruncateTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "EnableTable" => {
+                    let req: pb::EnableTableRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    if self.table_state(&name)? {
+                        return Err(RpcError::new(
+                            errors::TABLE_NOT_DISABLED,
+                            name.to_string(),
+                            true,
+                        ));
+                    }
+                    self.rs.enable_table(&name)?;
+                    ok(pb::EnableTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "DisableTable" => {
+                    let req: pb::DisableTableRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    if !self.table_state(&name)? {
+                        return Err(RpcError::new(
+                            errors::TABLE_NOT_ENABLED,
+                            name.to_string(),
+                            true,
+                        ));
+                    }
+                    self.rs.disable_table(&name)?;
+                    ok(pb::DisableTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "GetTableDescriptors" => {
+                    let req: pb::GetTableDescriptorsRequest = call.decode_param()?;
+                    let wanted: Vec<TableName> = req
+                        .table_names
+                        .iter()
+                        .map(table_name)
+                        .collect::<Result<_, _>>()?;
+                    let names = self.list_tables(req.regex.as_deref(), req.namespace.as_deref())?;
+                    let mut schemas = Vec::new();
+                    for n in names {
+                        if !wanted.is_empty() && !wanted.contains(&n) {
+                            continue;
+                        }
+                        if let Ok(t) = self.rs.table(&n) {
+                            schemas.push(descriptor_to_pb(&t.descriptor));
+                        }
+                    }
+                    ok(pb::GetTableDescriptorsResponse {
+                        table_schema: schemas,
+                    })?
+                }
+                "GetTableNames" => {
+                    let req: pb::GetTableNamesRequest = call.decode_param()?;
+                    let names = self.list_tables(req.regex.as_deref(), req.namespace.as_deref())?;
+                    ok(pb::GetTableNamesResponse {
+                        table_names: names.iter().map(meta::table_name_pb).collect(),
+                    })?
+                }
+                "GetTableState" => {
+                    let req: pb::GetTableStateRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    let enabled = self.table_state(&name)?;
+                    ok(pb::GetTableStateResponse {
+                        table_state: pb::TableState {
+                            state: if enabled {
+                                pb::table_state::State::Enabled as i32
+                            } else {
+                                pb::table_state::State::Disabled as i32
+                            },
+                        },
+                    })?
+                }
+                "IsProcedureDone" => ok(pb::IsProcedureDoneResponse {
+                    done: Some(true),
+                    snapshot: None,
+                })?,
+                "GetProcedureResult" => {
+                    let req: pb::GetProcedureResultRequest = call.decode_param()?;
+                    let submitted = self.procedures.done.lock().get(&req.proc_id).copied();
+                    use pb::get_procedure_result_response::State;
+                    ok(match submitted {
+                        Some(t) => pb::GetProcedureResultResponse {
+                            state: State::Finished as i32,
+                            submitted_time: Some(t),
+                            last_update: Some(t),
+                            result: None,
+                            exception: None,
+                        },
+                        None => pb::GetProcedureResultResponse {
+                            state: State::NotFound as i32,
+                            ..Default::default()
+                        },
+                    })?
+                }
+                "ListNamespaceDescriptors" => ok(pb::ListNamespaceDescriptorsResponse {
+                    namespace_descriptor: self
+                        .namespaces()
+                        .iter()
+                        .map(|n| Self::namespace_pb(n))
+                        .collect(),
+                })?,
+                "ListNamespaces" => ok(pb::ListNamespacesResponse {
+                    namespace_name: self.namespaces(),
+                })?,
+                "GetNamespaceDescriptor" => {
+                    let req: pb::GetNamespaceDescriptorRequest = call.decode_param()?;
+                    if !self.namespaces().contains(&req.namespace_name) {
+                        return Err(RpcError::new(
+                            errors::NAMESPACE_NOT_FOUND,
+                            req.namespace_name,
+                            true,
+                        ));
+                    }
+                    ok(pb::GetNamespaceDescriptorResponse {
+                        namespace_descriptor: Self::namespace_pb(&req.namespace_name),
+                    })?
+                }
+                "CreateNamespace" => {
+                    let req: pb::CreateNamespaceRequest = call.decode_param()?;
+                    let name = String::from_utf8_lossy(&req.namespace_descriptor.name).into_owned();
+                    if self.namespaces().contains(&name) {
+                        return Err(RpcError::new(errors::NAMESPACE_EXISTS, name, true));
+                    }
+                    self.rs.create_namespace(&name)?;
+                    ok(pb::CreateNamespaceResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "DeleteNamespace" => {
+                    let req: pb::DeleteNamespaceRequest = call.decode_param()?;
+                    let name = req.namespace_name;
+                    if name == "default" || name == "hbase" {
+                        return Err(RpcError::new(
+                            "org.apache.hadoop.hbase.constraint.ConstraintException",
+                            format!("Reserved namespace {name} cannot be removed."),
+                            true,
+                        ));
+                    }
+                    if !self.namespaces().contains(&name) {
+                        return Err(RpcError::new(errors::NAMESPACE_NOT_FOUND, name, true));
+                    }
+                    if self.rs.table_names().iter().any(|t| t.namespace == name) {
+                        return Err(RpcError::new(
+                            "org.apache.hadoop.hbase.constraint.ConstraintException",
+                            format!(
+                                "Only empty namespaces can be removed. Namespace {name} has tables"
+                            ),
+                            true,
+                        ));
+                    }
+                    self.rs.delete_namespace(&name)?;
+                    ok(pb::DeleteNamespaceResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "GetClusterStatus" => ok(pb::GetClusterStatusResponse {
+                    cluster_status: self.cluster_status(),
+                })?,
+                "IsBalancerEnabled" => ok(pb::IsBalancerEnabledResponse { enabled: false })?,
+                "SetBalancerRunning" => ok(pb::SetBalancerRunningResponse {
+                    prev_balance_value: Some(false),
+                })?,
+                "Balance" => ok(pb::BalanceResponse {
+                    balancer_ran: false,
+                    ..Default::default()
+                })?,
+                "ModifyTable" | "AddColumn" | "DeleteColumn" | "ModifyColumn" => {
+                    return Err(RpcError::bad_request(format!(
+                        "{method}: changing a table's schema is not supported by cairn yet"
+                    )))
+                }
+                _ => return Ok(None),
+            }))
+        })();
+        match r {
+            Ok(Some(reply)) => Some(Ok(reply)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn list_tables(
+        &self,
+        regex: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<TableName>, RpcError> {
+        let re = match regex {
+            Some(r) if !r.is_empty() => Some(
+                regex::Regex::new(&format!("^(?:{r})$"))
+                    .map_err(|e| RpcError::bad_request(format!("table name pattern {r:?}: {e}")))?,
+            ),
+            _ => None,
+        };
+        Ok(self
+            .rs
+            .table_names()
+            .into_iter()
+            .filter(|t| namespace.is_none_or(|ns| ns.is_empty() || t.namespace == ns))
+            .filter(|t| re.as_ref().is_none_or(|re| re.is_match(&t.to_string())))
+            .collect())
+    }
+
+    /// The cluster as `Admin.getClusterMetrics` shows it: this one server, live, holding every
+    /// region.
+    pub(super) fn cluster_status(&self) -> pb::ClusterStatus {
+        let me = self.location.server_name();
+        let mut region_loads = Vec::new();
+        let mut requests = 0u64;
+        for name in self.rs.table_names() {
+            let Ok(t) = self.rs.table(&name) else {
+                continue;
+            };
+            for r in &t.regions {
+                let m: HashMap<&str, u64> = r.metric_values().into_iter().collect();
+                let get = |k: &str| m.get(k).copied().unwrap_or(0);
+                requests += get("readRequestCount") + get("writeRequestCount");
+                region_loads.push(pb::RegionLoad {
+                    region_specifier: pb::RegionSpecifier {
+                        r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
+                        value: meta::region_name_bytes(&r.info),
+                    },
+                    stores: Some(get("storeCount") as u32),
+                    storefiles: Some(get("storeFileCount") as u32),
+                    storefile_size_mb: Some((get("storeFileSize") >> 20) as u32),
+                    mem_store_size_mb: Some((get("memStoreSize") >> 20) as u32),
+                    read_requests_count: Some(get("readRequestCount")),
+                    write_requests_count: Some(get("writeRequestCount")),
+                    filtered_read_requests_count: Some(get("filteredReadRequestCount")),
+                    complete_sequence_id: Some(get("maxSequenceId")),
+                    ..Default::default()
+                });
+            }
+        }
+        pb::ClusterStatus {
+            hbase_version: Some(pb::HBaseVersionFileContent {
+                version: "2.6.1".into(),
+            }),
+            live_servers: vec![pb::LiveServerInfo {
+                server: me.clone(),
+                server_load: pb::ServerLoad {
+                    number_of_requests: Some(0),
+                    total_number_of_requests: Some(requests),
+                    region_loads,
+                    info_server_port: self.info_port.map(u32::from),
+                    report_start_time: Some(self.location.start_code),
+                    report_end_time: Some(now_ms()),
+                    ..Default::default()
+                },
+            }],
+            cluster_id: Some(pb::ClusterId {
+                cluster_id: self.cluster_id.clone(),
+            }),
+            master: Some(me),
+            balancer_on: Some(false),
+            master_info_port: self.info_port.map(i32::from),
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! `hbase:meta` as the client reads it: a virtual region whose rows are made, when read, from
+//! the tables the region server has. HBase's client finds regions by (reversed) scans of meta,
+//! decides whether a table exists and is enabled by gets of its `table:state` row, and lists a
+//! table's regions by scanning its rows; cairn serves all of those from this one place.
+//!
+//! Rows, as HBase 2.6 writes them:
+//! - `<table>` → `table:state` = `PBUF` + `TableState`;
+//! - `<table>,<start key>,<region id>.<encoded name>.` → `info:regioninfo` (`PBUF` +
+//!   `RegionInfo`), `info:seqnumDuringOpen` (8-byte long), `info:server` (`host:port`),
+//!   `info:serverstartcode` (8-byte long), `info:sn` (`host,port,startcode`), `info:state`.
+
+use cairn_hfile::cell::{compare_bytes, KeyValue};
+use cairn_region::{RegionServer, Scan, TableName};
+use cairn_rpc::pb;
+use prost::Message;
+
+use super::convert::ScanBounds;
+
+/// The table name of meta.
+pub const META_TABLE: &str = "hbase:meta";
+/// Meta's region name (`hbase:meta,,1`), as the client addresses it.
+pub const META_REGION_NAME: &[u8] = b"hbase:meta,,1";
+/// Meta's encoded region name (HBase's `FIRST_META_REGIONINFO`, a legacy-format name).
+pub const META_ENCODED_NAME: &str = "1588230740";
+
+const PBUF: &[u8] = b"PBUF";
+
+/// Whether a region specifier names meta.
+pub fn is_meta(spec: &pb::RegionSpecifier) -> bool {
+    spec.value == META_REGION_NAME || spec.value == META_ENCODED_NAME.as_bytes()
+}
+
+/// A `TableName` message.
+pub fn table_name_pb(t: &TableName) -> pb::TableName {
+    pb::TableName {
+        namespace: t.namespace.as_bytes().to_vec(),
+        qualifier: t.qualifier.as_bytes().to_vec(),
+    }
+}
+
+/// Meta's own `RegionInfo` message.
+pub fn meta_region_info() -> pb::RegionInfo {
+    pb::RegionInfo {
+        region_id: 1,
+        table_name: pb::TableName {
+            namespace: b"hbase".to_vec(),
+            qualifier: b"meta".to_vec(),
+        },
+        start_key: Some(Vec::new()),
+        end_key: Some(Vec::new()),
+        offline: Some(false),
+        split: Some(false),
+        replica_id: Some(0),
+    }
+}
+
+/// A region's `RegionInfo` message.
+pub fn region_info_pb(info: &cairn_region::RegionInfo) -> pb::RegionInfo {
+    pb::RegionInfo {
+        region_id: info.region_id,
+        table_name: table_name_pb(&info.table),
+        start_key: Some(info.start_key.clone()),
+        end_key: Some(info.end_key.clone()),
+        offline: Some(false),
+        split: Some(false),
+        replica_id: Some(0),
+    }
+}
+
+/// HBase's full region name as bytes: `<table>,<start key>,<region id>.<encoded>.` (the start
+/// key is arbitrary bytes, so this is not [`cairn_region::RegionInfo::region_name`]'s text).
+pub fn region_name_bytes(info: &cairn_region::RegionInfo) -> Vec<u8> {
+    let mut n = info.table.to_string().into_bytes();
+    n.push(b',');
+    n.extend_from_slice(&info.start_key);
+    n.push(b',');
+    n.extend_from_slice(info.region_id.to_string().as_bytes());
+    n.push(b'.');
+    n.extend_from_slice(info.encoded_name.as_bytes());
+    n.push(b'.');
+    n
+}
+
+/// Who serves the regions: this server.
+#[derive(Clone, Debug)]
+pub struct Location {
+    /// Host as advertised.
+    pub host: String,
+    /// RPC port.
+    pub port: u16,
+    /// Start code (start time in ms).
+    pub start_code: u64,
+}
+
+impl Location {
+    /// The `ServerName` message.
+    pub fn server_name(&self) -> pb::ServerName {
+        pb::ServerName {
+            host_name: self.host.clone(),
+            port: Some(u32::from(self.port)),
+            start_code: Some(self.start_code),
+        }
+    }
+}
+
+fn with_pbuf(m: &impl Message) -> Vec<u8> {
+    let mut v = PBUF.to_vec();
+    m.encode(&mut v).expect("a Vec grows as needed");
+    v
+}
+
+/// Every row of meta, in row order, each row's cells in column order.
+pub fn rows(rs: &RegionServer, at: &Location) -> Vec<Vec<KeyValue>> {
+    let ts = at.start_code as i64;
+    let cell = |row: &[u8], f: &[u8], q: &[u8], v: &[u8]| {
+        KeyValue::put(row, f, q, ts, v).expect("meta cells are small")
+    };
+    let mut rows = Vec::new();
+    for name in rs.table_names() {
+        let Ok(t) = rs.table(&name) else { continue };
+        let enabled = t.is_enabled();
+        let state = pb::TableState {
+            state: if enabled {
+                pb::table_state::State::Enabled as i32
+            } else {
+                pb::table_state::State::Disabled as i32
+            },
+        };
+        let trow = name.to_string().into_bytes();
+        rows.push(vec![cell(&trow, b"table", b"state", &with_pbuf(&state))]);
+        for r in &t.regions {
+            let row = region_name_bytes(&r.info);
+            let sn = format!("{},{},{}", at.host, at.port, at.start_code);
+            rows.push(vec![
+                cell(
+                    &row,
+                    b"info",
+                    b"regioninfo",
+                    &with_pbuf(&region_info_pb(&r.info)),
+                ),
+                cell(
+                    &row,
+                    b"info",
+                    b"seqnumDuringOpen",
+                    &(r.write_point() as i64).to_be_bytes(),
+                ),
+                cell(
+                    &row,
+                    b"info",
+                    b"server",
+                    format!("{}:{}", at.host, at.port).as_bytes(),
+                ),
+                cell(
+                    &row,
+                    b"info",
+                    b"serverstartcode",
+                    &(at.start_code as i64).to_be_bytes(),
+                ),
+                cell(&row, b"info", b"sn", sn.as_bytes()),
+                cell(
+                    &row,
+                    b"info",
+                    b"state",
+                    if enabled { b"OPEN" } else { b"CLOSED" },
+                ),
+            ]);
+        }
+    }
+    rows.sort_by(|a, b| compare_bytes(a[0].as_cell().row(), b[0].as_cell().row()));
+    rows
+}
+
+/// The cells of `row` a read of `columns` selects.
+fn select(row: &[KeyValue], columns: &cairn_region::mutation::Columns) -> Vec<KeyValue> {
+    row.iter()
+        .filter(|c| {
+            let c = c.as_cell();
+            columns.is_empty()
+                || match columns.get(c.family()) {
+                    None => false,
+                    Some(None) => true,
+                    Some(Some(qs)) => qs.iter().any(|q| q == c.qualifier()),
+                }
+        })
+        .cloned()
+        .collect()
+}
+
+/// A get of meta: the row's selected cells (filter applied), empty when there is no such row.
+pub fn get(rs: &RegionServer, at: &Location, get: cairn_region::Get) -> Vec<KeyValue> {
+    let mut get = get;
+    let all = rows(rs, at);
+    let Some(row) = all
+        .iter()
+        .find(|r| r[0].as_cell().row() == get.row.as_slice())
+    else {
+        return Vec::new();
+    };
+    let cells = select(row, &get.columns);
+    match get.options.filter.as_deref_mut() {
+        Some(f) => cairn_filter::driver::apply_filter(f, &cells, usize::MAX)
+            .rows
+            .into_iter()
+            .flatten()
+            .collect(),
+        None => cells,
+    }
+}
+
+/// A scan of meta, all its rows at once (meta is small: one row per region and table).
+pub fn scan(
+    rs: &RegionServer,
+    at: &Location,
+    mut scan: Scan,
+    bounds: &ScanBounds,
+) -> Vec<Vec<KeyValue>> {
+    use std::cmp::Ordering::*;
+    let mut all = rows(rs, at);
+    if scan.reversed {
+        all.reverse();
+    }
+    let (start, stop) = (scan.start_row.clone(), scan.stop_row.clone());
+    let in_range = |row: &[u8]| -> bool {
+        if scan.reversed {
+            (start.is_empty() || compare_bytes(row, &start) != Greater)
+                && (stop.is_empty() || compare_bytes(row, &stop) == Greater)
+                && bounds
+                    .last_row
+                    .as_deref()
+                    .is_none_or(|l| compare_bytes(row, l) != Less)
+        } else {
+            (start.is_empty() || compare_bytes(row, &start) != Less)
+                && (stop.is_empty() || compare_bytes(row, &stop) == Less)
+        }
+    };
+    let mut out = Vec::new();
+    for row in all {
+        let key = row[0].as_cell().row();
+        if !in_range(key) || bounds.skip_row.as_deref() == Some(key) {
+            continue;
+        }
+        let cells = select(&row, &scan.columns);
+        if !cells.is_empty() {
+            out.push(cells);
+        }
+    }
+    if let Some(f) = scan.options.filter.as_deref_mut() {
+        f.set_reversed(scan.reversed);
+        let flat: Vec<KeyValue> = out.into_iter().flatten().collect();
+        out = cairn_filter::driver::apply_filter(f, &flat, usize::MAX).rows;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_names_keep_binary_start_keys() {
+        let info =
+            cairn_region::RegionInfo::new(TableName::parse("ns:t").unwrap(), b"\xff\x00k", b"", 42);
+        let n = region_name_bytes(&info);
+        let want = [
+            &b"ns:t,\xff\x00k,42."[..],
+            info.encoded_name.as_bytes(),
+            b".",
+        ]
+        .concat();
+        assert_eq!(n, want);
+    }
+
+    #[test]
+    fn meta_is_named_as_hbase_names_it() {
+        let by_name = pb::RegionSpecifier {
+            r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
+            value: b"hbase:meta,,1".to_vec(),
+        };
+        assert!(is_meta(&by_name));
+        let by_encoded = pb::RegionSpecifier {
+            r#type: pb::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+            value: b"1588230740".to_vec(),
+        };
+        assert!(is_meta(&by_encoded));
+    }
+}

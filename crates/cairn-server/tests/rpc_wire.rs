@@ -1,0 +1,635 @@
+//! The native RPC port at the byte level, with a hand-rolled client built on cairn-rpc's
+//! frames: preambles, connection headers, pipelined calls, limits, and bytes that are not
+//! HBase RPC at all. (HBase's own Java client is exercised by cairn-cli's `java_client` test.)
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_hfile::cell::KeyValue;
+use cairn_region::{RegionServer, ServerConfig};
+use cairn_rpc::cellblock::{self, CellBlockReader};
+use cairn_rpc::pb;
+use cairn_server::rpc::RpcConfig;
+use cairn_server::{Config, Server};
+use prost::Message;
+
+fn start(dir: &std::path::Path, rpc: RpcConfig) -> Server {
+    let rs: Arc<RegionServer> = RegionServer::open(ServerConfig::new(dir)).unwrap();
+    Server::start_with(
+        rs,
+        Config {
+            data_dir: dir.to_path_buf(),
+            thrift_addr: "127.0.0.1:0".into(),
+            http_addr: None,
+            rpc: Some(RpcConfig {
+                addr: "127.0.0.1:0".into(),
+                ..rpc
+            }),
+            ..Config::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A response as read off the wire.
+struct Response {
+    header: pb::ResponseHeader,
+    body: Bytes,
+    cells: Bytes,
+}
+
+impl Response {
+    fn message<M: Message + Default>(&self) -> M {
+        assert!(
+            self.header.exception.is_none(),
+            "call failed: {:?}",
+            self.header.exception
+        );
+        M::decode_length_delimited(self.body.clone()).unwrap()
+    }
+    fn exception_class(&self) -> Option<String> {
+        self.header
+            .exception
+            .as_ref()
+            .and_then(|e| e.exception_class_name.clone())
+    }
+}
+
+struct Client {
+    s: TcpStream,
+    next_id: u32,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr, service: &str) -> Client {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(b"HBas\x00\x50").unwrap();
+        let h = pb::ConnectionHeader {
+            service_name: Some(service.into()),
+            cell_block_codec_class: Some(cellblock::KEY_VALUE_CODEC.into()),
+            ..Default::default()
+        };
+        let b = h.encode_to_vec();
+        s.write_all(&(b.len() as u32).to_be_bytes()).unwrap();
+        s.write_all(&b).unwrap();
+        Client { s, next_id: 1 }
+    }
+
+    /// Sends a call without waiting; returns its id.
+    fn send(&mut self, method: &str, param: &impl Message, cells: &[u8]) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let h = pb::RequestHeader {
+            call_id: Some(id),
+            method_name: Some(method.into()),
+            request_param: Some(true),
+            cell_block_meta: (!cells.is_empty()).then_some(pb::CellBlockMeta {
+                length: Some(cells.len() as u32),
+            }),
+            ..Default::default()
+        };
+        let mut f = Vec::new();
+        h.encode_length_delimited(&mut f).unwrap();
+        param.encode_length_delimited(&mut f).unwrap();
+        f.extend_from_slice(cells);
+        self.s.write_all(&(f.len() as u32).to_be_bytes()).unwrap();
+        self.s.write_all(&f).unwrap();
+        id
+    }
+
+    fn read(&mut self) -> Option<Response> {
+        read_response(&mut self.s)
+    }
+
+    fn call(&mut self, method: &str, param: &impl Message, cells: &[u8]) -> Response {
+        let id = self.send(method, param, cells);
+        let r = self.read().expect("a response");
+        assert_eq!(r.header.call_id, Some(id));
+        r
+    }
+}
+
+fn read_response(s: &mut TcpStream) -> Option<Response> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).ok()?;
+    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut buf).ok()?;
+    let mut b = Bytes::from(buf);
+    let header = pb::ResponseHeader::decode_length_delimited(&mut b).unwrap();
+    let cells_len = header
+        .cell_block_meta
+        .as_ref()
+        .and_then(|m| m.length)
+        .unwrap_or(0) as usize;
+    let cells = b.split_off(b.len() - cells_len);
+    Some(Response {
+        header,
+        body: b,
+        cells,
+    })
+}
+
+fn region_spec(name: Vec<u8>) -> pb::RegionSpecifier {
+    pb::RegionSpecifier {
+        r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
+        value: name,
+    }
+}
+
+fn table_name(t: &str) -> pb::TableName {
+    pb::TableName {
+        namespace: b"default".to_vec(),
+        qualifier: t.as_bytes().to_vec(),
+    }
+}
+
+/// Creates table `t` with family `f`, split at `splits`, through MasterService.
+fn create(addr: SocketAddr, t: &str, splits: &[&[u8]]) {
+    let mut m = Client::connect(addr, "MasterService");
+    let req = pb::CreateTableRequest {
+        table_schema: pb::TableSchema {
+            table_name: Some(table_name(t)),
+            column_families: vec![pb::ColumnFamilySchema {
+                name: b"f".to_vec(),
+                attributes: vec![pb::BytesBytesPair {
+                    first: b"VERSIONS".to_vec(),
+                    second: b"3".to_vec(),
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        split_keys: splits.iter().map(|s| s.to_vec()).collect(),
+        ..Default::default()
+    };
+    let r: pb::CreateTableResponse = m.call("CreateTable", &req, b"").message();
+    assert!(r.proc_id.is_some());
+}
+
+/// The region names of table `t`, read from meta as the client's locator does.
+fn regions(addr: SocketAddr, t: &str) -> Vec<Vec<u8>> {
+    let mut c = Client::connect(addr, "ClientService");
+    let req = pb::ScanRequest {
+        region: Some(region_spec(b"hbase:meta,,1".to_vec())),
+        scan: Some(pb::Scan {
+            start_row: Some(format!("{t},").into_bytes()),
+            stop_row: Some(format!("{t},~").into_bytes()),
+            column: vec![pb::Column {
+                family: b"info".to_vec(),
+                qualifier: vec![b"regioninfo".to_vec()],
+            }],
+            ..Default::default()
+        }),
+        number_of_rows: Some(100),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &req, b"");
+    let resp: pb::ScanResponse = r.message();
+    let mut cells = CellBlockReader::new(r.cells.clone());
+    let mut names = Vec::new();
+    for n in &resp.cells_per_result {
+        let row = cells.take(*n as usize).unwrap();
+        names.push(row[0].as_cell().row().to_vec());
+    }
+    names
+}
+
+fn put_cells(row: &[u8], cols: &[(&[u8], &[u8])]) -> (pb::MutationProto, Vec<u8>) {
+    let mut block = Vec::new();
+    for (q, v) in cols {
+        let kv = KeyValue::put(row, b"f", q, i64::MAX, v).unwrap();
+        cellblock::encode_cell(&mut block, &kv.as_cell(), false);
+    }
+    (
+        pb::MutationProto {
+            row: Some(row.to_vec()),
+            mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+            associated_cell_count: Some(cols.len() as i32),
+            ..Default::default()
+        },
+        block,
+    )
+}
+
+#[test]
+fn registry_preamble_answers_the_cluster_id_and_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"Regist").unwrap();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(r.header.call_id, Some(u32::MAX), "call id -1");
+    let m: pb::GetConnectionRegistryResponse = r.message();
+    assert_eq!(m.cluster_id, server.rpc().unwrap().cluster_id());
+    assert_eq!(m.cluster_id.len(), 36);
+    let mut rest = Vec::new();
+    assert_eq!(
+        s.read_to_end(&mut rest).unwrap(),
+        0,
+        "then the server closes"
+    );
+}
+
+#[test]
+fn garbage_and_bad_headers_close_one_connection_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    // Not HBase at all.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.ipc.FatalConnectionException")
+    );
+    // A service that does not exist.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"HBas\x00\x50").unwrap();
+    let h = pb::ConnectionHeader {
+        service_name: Some("NoSuchService".into()),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    s.write_all(&(h.len() as u32).to_be_bytes()).unwrap();
+    s.write_all(&h).unwrap();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.ipc.UnknownServiceException")
+    );
+    // A frame whose header length runs past the frame: the connection is dropped.
+    let mut c = Client::connect(addr, "ClientService");
+    c.s.write_all(&5u32.to_be_bytes()).unwrap();
+    c.s.write_all(&[0x7f, 1, 2, 3, 4]).unwrap();
+    let r = c.read().unwrap();
+    assert!(r.exception_class().is_some());
+    assert!(c.read().is_none(), "closed after a broken frame");
+    // Random bytes after a good connection header.
+    for seed in 0..20u64 {
+        let mut c = Client::connect(addr, "ClientService");
+        let mut x = seed.wrapping_mul(0x9e3779b97f4a7c15) | 1;
+        let junk: Vec<u8> = (0..200)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let _ = c.s.write_all(&junk);
+        let _ = c.s.shutdown(std::net::Shutdown::Write);
+        while c.read().is_some() {}
+    }
+    // A truncated connection.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"HBa").unwrap();
+    drop(s);
+    // The server still serves.
+    let mut m = Client::connect(addr, "MasterService");
+    let r: pb::IsMasterRunningResponse = m
+        .call("IsMasterRunning", &pb::IsMasterRunningRequest {}, b"")
+        .message();
+    assert!(r.is_master_running);
+}
+
+#[test]
+fn a_malformed_parameter_fails_its_call_and_the_connection_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    let mut c = Client::connect(addr, "ClientService");
+    // A GetRequest whose field 1 claims 100 bytes that are not there.
+    let bad = pb::NameBytesPair {
+        name: "x".into(),
+        value: Some(vec![0x0a, 100, 1, 2]),
+    };
+    // Encoded as a NameBytesPair, decoded by the server as a GetRequest: field 1 (region)
+    // is the string "x", which is not a RegionSpecifier.
+    let r = c.call("Get", &bad, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+    assert_eq!(
+        r.header.exception.as_ref().unwrap().do_not_retry,
+        Some(true)
+    );
+    let r = c.call("NoSuchMethod", &pb::IsMasterRunningRequest {}, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+    // Unknown region.
+    let g = pb::GetRequest {
+        region: region_spec(b"nosuch,,1.abc.".to_vec()),
+        get: pb::Get {
+            row: b"r".to_vec(),
+            ..Default::default()
+        },
+    };
+    let r = c.call("Get", &g, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.NotServingRegionException")
+    );
+    assert_eq!(
+        r.header.exception.as_ref().unwrap().do_not_retry,
+        Some(false)
+    );
+}
+
+#[test]
+fn requests_over_the_size_limit_are_refused_by_call_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(
+        dir.path(),
+        RpcConfig {
+            max_request_size: 1024,
+            ..RpcConfig::default()
+        },
+    );
+    let addr = server.rpc_addr().unwrap();
+    let mut c = Client::connect(addr, "ClientService");
+    let big = pb::NameBytesPair {
+        name: "x".into(),
+        value: Some(vec![7; 4096]),
+    };
+    let id = c.send("Get", &big, b"");
+    let r = c.read().unwrap();
+    assert_eq!(r.header.call_id, Some(id));
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.exceptions.RequestTooBigException")
+    );
+}
+
+#[test]
+fn writes_reads_scans_and_meta_through_the_wire() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    create(addr, "t", &[b"m"]);
+    let names = regions(addr, "t");
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with(b"t,,"));
+    assert!(names[1].starts_with(b"t,m,"));
+    let mut c = Client::connect(addr, "ClientService");
+    // Rows a..z, each in its region; a batch of 26 puts in two region actions.
+    let mut by_region: [Vec<(pb::MutationProto, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
+    for b in b'a'..=b'z' {
+        let row = [b];
+        let v = [b, b];
+        by_region[usize::from(b >= b'm')].push(put_cells(&row, &[(b"q", &v)]));
+    }
+    let mut block = Vec::new();
+    let mut req = pb::MultiRequest::default();
+    let mut index = 0;
+    for (i, puts) in by_region.iter().enumerate() {
+        let mut ra = pb::RegionAction {
+            region: region_spec(names[i].clone()),
+            ..Default::default()
+        };
+        for (m, cells) in puts {
+            ra.action.push(pb::Action {
+                index: Some(index),
+                mutation: Some(m.clone()),
+                ..Default::default()
+            });
+            index += 1;
+            block.extend_from_slice(cells);
+        }
+        req.region_action.push(ra);
+    }
+    // A put to a missing family in the second region: that action fails, the rest apply.
+    let kv = KeyValue::put(b"zz", b"nofamily", b"q", i64::MAX, b"v").unwrap();
+    cellblock::encode_cell(&mut block, &kv.as_cell(), false);
+    req.region_action[1].action.push(pb::Action {
+        index: Some(index),
+        mutation: Some(pb::MutationProto {
+            row: Some(b"zz".to_vec()),
+            mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+            associated_cell_count: Some(1),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let resp: pb::MultiResponse = c.call("Multi", &req, &block).message();
+    assert_eq!(resp.region_action_result.len(), 2);
+    let second = &resp.region_action_result[1];
+    let failed: Vec<_> = second
+        .result_or_exception
+        .iter()
+        .filter(|r| r.exception.is_some())
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].index, Some(index));
+    assert_eq!(
+        failed[0].exception.as_ref().unwrap().name,
+        "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"
+    );
+    let ok = resp
+        .region_action_result
+        .iter()
+        .flat_map(|r| &r.result_or_exception)
+        .filter(|r| r.result.is_some())
+        .count();
+    assert_eq!(ok, 26);
+    // A get of each row from its region, values in the cell block.
+    for b in [b'a', b'l', b'm', b'z'] {
+        let g = pb::GetRequest {
+            region: region_spec(names[usize::from(b >= b'm')].clone()),
+            get: pb::Get {
+                row: vec![b],
+                ..Default::default()
+            },
+        };
+        let r = c.call("Get", &g, b"");
+        let resp: pb::GetResponse = r.message();
+        assert_eq!(resp.result.unwrap().associated_cell_count, Some(1));
+        let cell = CellBlockReader::new(r.cells.clone()).take(1).unwrap();
+        assert_eq!(cell[0].as_cell().value, [b, b]);
+    }
+    // A row in the wrong region.
+    let g = pb::GetRequest {
+        region: region_spec(names[0].clone()),
+        get: pb::Get {
+            row: b"x".to_vec(),
+            ..Default::default()
+        },
+    };
+    let r = c.call("Get", &g, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.regionserver.WrongRegionException")
+    );
+    // A scan of the second region, 5 rows per call, to its end.
+    let mut got = Vec::new();
+    let open = pb::ScanRequest {
+        region: Some(region_spec(names[1].clone())),
+        scan: Some(pb::Scan::default()),
+        number_of_rows: Some(5),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &open, b"");
+    let mut resp: pb::ScanResponse = r.message();
+    let id = resp.scanner_id.unwrap();
+    let mut cells = r.cells.clone();
+    let mut seq = 0;
+    loop {
+        let mut rd = CellBlockReader::new(cells.clone());
+        for n in &resp.cells_per_result {
+            got.push(rd.take(*n as usize).unwrap()[0].as_cell().row().to_vec());
+        }
+        if resp.more_results_in_region != Some(true) {
+            break;
+        }
+        seq += 1;
+        let next = pb::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(5),
+            next_call_seq: Some(seq),
+            ..Default::default()
+        };
+        let r = c.call("Scan", &next, b"");
+        resp = r.message();
+        cells = r.cells.clone();
+    }
+    let want: Vec<Vec<u8>> = (b'm'..=b'z').map(|b| vec![b]).collect();
+    assert_eq!(got, want);
+    // The scanner closed itself at the region's end.
+    let next = pb::ScanRequest {
+        scanner_id: Some(id),
+        number_of_rows: Some(5),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &next, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.UnknownScannerException")
+    );
+}
+
+#[test]
+fn pipelined_calls_are_answered_as_they_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    create(addr, "p", &[]);
+    let region = regions(addr, "p").remove(0);
+    let mut c = Client::connect(addr, "ClientService");
+    // Load enough rows that a scan over all of them takes a while.
+    let mut block = Vec::new();
+    let mut ra = pb::RegionAction {
+        region: region_spec(region.clone()),
+        ..Default::default()
+    };
+    for i in 0..20_000u32 {
+        let row = format!("r{i:06}");
+        let (m, cells) = put_cells(row.as_bytes(), &[(b"q", &[1u8; 100])]);
+        ra.action.push(pb::Action {
+            index: Some(i),
+            mutation: Some(m),
+            ..Default::default()
+        });
+        block.extend_from_slice(&cells);
+    }
+    let req = pb::MultiRequest {
+        region_action: vec![ra],
+        ..Default::default()
+    };
+    let _: pb::MultiResponse = c.call("Multi", &req, &block).message();
+    // A slow call (a scan of every row in one call) and then quick ones, all sent at once.
+    let mut out_of_order = false;
+    for _ in 0..5 {
+        let slow = c.send(
+            "Scan",
+            &pb::ScanRequest {
+                region: Some(region_spec(region.clone())),
+                scan: Some(pb::Scan::default()),
+                number_of_rows: Some(100_000),
+                close_scanner: Some(true),
+                ..Default::default()
+            },
+            b"",
+        );
+        let quick: Vec<u32> = (0..3)
+            .map(|_| {
+                c.send(
+                    "Get",
+                    &pb::GetRequest {
+                        region: region_spec(region.clone()),
+                        get: pb::Get {
+                            row: b"r000001".to_vec(),
+                            ..Default::default()
+                        },
+                    },
+                    b"",
+                )
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            let r = c.read().unwrap();
+            assert!(r.header.exception.is_none(), "{:?}", r.header.exception);
+            ids.push(r.header.call_id.unwrap());
+        }
+        let mut sorted = ids.clone();
+        sorted.sort();
+        let mut want = vec![slow];
+        want.extend(&quick);
+        assert_eq!(sorted, want, "every call answered once");
+        if ids[0] != slow {
+            out_of_order = true;
+            break;
+        }
+    }
+    assert!(out_of_order, "a quick call never overtook the slow scan");
+}
+
+#[test]
+fn a_full_call_queue_answers_call_queue_too_big() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(
+        dir.path(),
+        RpcConfig {
+            handlers: 1,
+            max_queue_length: 1,
+            ..RpcConfig::default()
+        },
+    );
+    let addr = server.rpc_addr().unwrap();
+    let mut c = Client::connect(addr, "MasterService");
+    let ids: Vec<u32> = (0..200)
+        .map(|_| {
+            c.send(
+                "GetClusterStatus",
+                &pb::GetClusterStatusRequest::default(),
+                b"",
+            )
+        })
+        .collect();
+    let mut too_big = 0;
+    for _ in &ids {
+        let r = c.read().unwrap();
+        match r.exception_class().as_deref() {
+            None => {}
+            Some("org.apache.hadoop.hbase.CallQueueTooBigException") => {
+                too_big += 1;
+                let e = r.header.exception.as_ref().unwrap();
+                assert_eq!(e.do_not_retry, Some(false), "the client retries");
+                assert_eq!(e.server_overloaded, Some(true));
+            }
+            Some(other) => panic!("{other}"),
+        }
+    }
+    assert!(too_big > 0, "200 calls at once against a queue of 1");
+}
