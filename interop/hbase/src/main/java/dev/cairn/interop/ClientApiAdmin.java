@@ -1,0 +1,224 @@
+package dev.cairn.interop;
+
+import static dev.cairn.interop.ClientApiCheck.A;
+import static dev.cairn.interop.ClientApiCheck.B;
+import static dev.cairn.interop.ClientApiModel.b;
+import static dev.cairn.interop.ClientApiModel.s;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.TreeSet;
+
+import org.apache.hadoop.hbase.ClusterMetrics;
+import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.NamespaceDescriptor;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.io.compress.Compression;
+import org.apache.hadoop.hbase.io.encoding.DataBlockEncoding;
+import org.apache.hadoop.hbase.regionserver.BloomType;
+
+/** Admin and RegionLocator checks: cluster, namespaces, schema, regions, table life cycle. */
+final class ClientApiAdmin {
+  /** Family b's TTL in seconds: a week, far beyond the program's oldest timestamp. */
+  static final int TTL = 7 * 24 * 3600;
+
+  private ClientApiAdmin() {
+  }
+
+  /** The main table's families, with an option of every kind the issue lists. */
+  static List<ColumnFamilyDescriptor> families() {
+    return List.of(
+        ColumnFamilyDescriptorBuilder.newBuilder(b(A)).setMaxVersions(3)
+            .setBloomFilterType(BloomType.ROW).setCompressionType(Compression.Algorithm.GZ)
+            .setBlocksize(16 * 1024).setInMemory(true)
+            .setDataBlockEncoding(DataBlockEncoding.FAST_DIFF).build(),
+        ColumnFamilyDescriptorBuilder.newBuilder(b(B)).setMaxVersions(1).setTimeToLive(TTL)
+            .setBloomFilterType(BloomType.ROWCOL)
+            .setCompressionType(Compression.Algorithm.NONE).setBlocksize(64 * 1024)
+            .setInMemory(false).setDataBlockEncoding(DataBlockEncoding.NONE).build());
+  }
+
+  /** The options the checks set, printed the same way for what was sent and what came back. */
+  static String options(ColumnFamilyDescriptor f) {
+    return f.getNameAsString() + "{versions=" + f.getMaxVersions() + " ttl=" + f.getTimeToLive()
+        + " bloom=" + f.getBloomFilterType() + " compression=" + f.getCompressionType()
+        + " blocksize=" + f.getBlocksize() + " inMemory=" + f.isInMemory() + " encoding="
+        + f.getDataBlockEncoding() + "}";
+  }
+
+  static byte[][] splitKeys(String[] splits) {
+    return Arrays.stream(splits).map(ClientApiModel::b).toArray(byte[][]::new);
+  }
+
+  /** The regions split keys make, as {@code [start,end)} strings in key order. */
+  static List<String> expectedRanges(String[] splits) {
+    List<String> out = new ArrayList<>();
+    String start = "";
+    for (String split : splits) {
+      out.add("[" + start + "," + split + ")");
+      start = split;
+    }
+    out.add("[" + start + ",)");
+    return out;
+  }
+
+  static String range(RegionInfo r) {
+    return "[" + s(r.getStartKey()) + "," + s(r.getEndKey()) + ")";
+  }
+
+  /**
+   * Cluster reachability, namespaces, and the main and bulk tables created and described;
+   * false when the main table could not be created (the table checks are then pointless).
+   */
+  static boolean schema(ClientApiCheck c) throws Exception {
+    ClientApiReport r = c.report;
+    r.run("master reachable", () -> {
+      ClusterMetrics m = c.admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.MASTER));
+      r.check("master reachable", m.getMasterName() != null, "a master name", "null");
+    });
+    r.run("cluster metrics", () -> {
+      ClusterMetrics m = c.admin.getClusterMetrics(
+          EnumSet.of(ClusterMetrics.Option.LIVE_SERVERS, ClusterMetrics.Option.CLUSTER_ID));
+      r.check("cluster metrics live servers", m.getLiveServerMetrics().size() >= 1,
+          ">= 1 live server", m.getLiveServerMetrics().keySet().toString());
+      String id = m.getClusterId();
+      r.check("cluster metrics cluster id", id != null && !id.isEmpty(), "a non-empty id",
+          String.valueOf(id));
+    });
+    r.run("namespaces", () -> {
+      TreeSet<String> names = new TreeSet<>();
+      for (NamespaceDescriptor d : c.admin.listNamespaceDescriptors()) {
+        names.add(d.getName());
+      }
+      r.check("namespaces", names.contains("default") && names.contains("hbase"),
+          "default and hbase among them", names.toString());
+    });
+
+    TableDescriptor desc = TableDescriptorBuilder.newBuilder(c.main)
+        .setColumnFamilies(families()).build();
+    try {
+      c.admin.createTable(desc, splitKeys(ClientApiCheck.SPLITS));
+      r.ok("create table pre-split");
+    } catch (Exception e) {
+      r.fail("create table pre-split", "created", ClientApiReport.describe(e));
+      return false;
+    }
+    r.run("create bulk table", () -> {
+      c.admin.createTable(TableDescriptorBuilder.newBuilder(c.bulk)
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(A)).build(),
+          splitKeys(ClientApiCheck.BULK_SPLITS));
+      r.ok("create bulk table");
+    });
+    r.run("tableExists", () -> {
+      r.equal("tableExists true", true, c.admin.tableExists(c.main));
+      r.equal("tableExists false", false,
+          c.admin.tableExists(TableName.valueOf(c.main.getNameAsString() + "_missing")));
+    });
+    r.run("listTableNames", () -> {
+      List<TableName> names = Arrays.asList(c.admin.listTableNames());
+      r.check("listTableNames", names.contains(c.main), "contains " + c.main, names.toString());
+    });
+    r.run("getDescriptor", () -> {
+      TableDescriptor got = c.admin.getDescriptor(c.main);
+      r.equal("getDescriptor name", c.main, got.getTableName());
+      List<String> want = new ArrayList<>();
+      for (ColumnFamilyDescriptor f : families()) {
+        want.add(options(f));
+      }
+      List<String> have = new ArrayList<>();
+      for (ColumnFamilyDescriptor f : got.getColumnFamilies()) {
+        have.add(options(f));
+      }
+      r.equal("getDescriptor families and options", want, have);
+    });
+    r.throwsClass("create existing table", "TableExistsException",
+        () -> c.admin.createTable(desc, splitKeys(ClientApiCheck.SPLITS)));
+    regions(c);
+    return true;
+  }
+
+  private static void regions(ClientApiCheck c) {
+    ClientApiReport r = c.report;
+    List<String> want = expectedRanges(ClientApiCheck.SPLITS);
+    r.run("RegionLocator", () -> {
+      try (RegionLocator loc = c.conn.getRegionLocator(c.main)) {
+        List<HRegionLocation> all = loc.getAllRegionLocations();
+        List<String> ranges = new ArrayList<>();
+        boolean served = true;
+        for (HRegionLocation l : all) {
+          ranges.add(range(l.getRegion()));
+          served &= l.getServerName() != null;
+        }
+        r.equal("RegionLocator all regions", want, ranges);
+        r.check("RegionLocator servers", served, "a server for every region", all.toString());
+        // One row in each region, located one at a time.
+        List<String> located = new ArrayList<>();
+        for (String row : new String[] {"a", "r02500", "r06000", "z"}) {
+          located.add(range(loc.getRegionLocation(b(row), true).getRegion()));
+        }
+        r.equal("RegionLocator row lookup", want, located);
+      }
+    });
+    r.run("getRegions", () -> {
+      List<RegionInfo> regions = c.admin.getRegions(c.main);
+      List<String> ranges = new ArrayList<>();
+      for (RegionInfo info : regions) {
+        ranges.add(range(info));
+      }
+      List<String> sorted = new ArrayList<>(ranges);
+      sorted.sort(null);
+      r.note("Admin.getRegions order as returned: " + ranges);
+      r.equal("getRegions", want, sorted);
+    });
+  }
+
+  /**
+   * A table's whole life: data survives disable and enable, a disabled table refuses reads,
+   * an enabled one refuses deletion, and a deleted one is gone.
+   */
+  static void lifecycle(ClientApiCheck c) {
+    ClientApiReport r = c.report;
+    r.run("lifecycle", () -> {
+      c.admin.createTable(TableDescriptorBuilder.newBuilder(c.life)
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(A)).build());
+      Get get = new Get(b("k"));
+      try (Table t = c.conn.getTable(c.life)) {
+        t.put(new Put(b("k")).addColumn(b(A), b("q"), b("kept")));
+        r.throwsClass("delete enabled table", "TableNotDisabledException",
+            () -> c.admin.deleteTable(c.life));
+        c.admin.disableTable(c.life);
+        r.equal("disableTable isTableDisabled", true, c.admin.isTableDisabled(c.life));
+        r.equal("disableTable isTableEnabled", false, c.admin.isTableEnabled(c.life));
+        r.throwsClass("get on disabled table", "TableNotEnabledException", () -> t.get(get));
+        c.admin.enableTable(c.life);
+        r.equal("enableTable isTableEnabled", true, c.admin.isTableEnabled(c.life));
+        r.equal("enableTable data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
+      }
+      c.admin.disableTable(c.life);
+      c.admin.deleteTable(c.life);
+      r.equal("deleteTable tableExists", false, c.admin.tableExists(c.life));
+      r.check("deleteTable listTableNames", !Arrays.asList(c.admin.listTableNames())
+          .contains(c.life), "without " + c.life, "still listed");
+    });
+  }
+
+  /** Disables and deletes {@code t}: the checks' tables do not outlive the run. */
+  static void drop(ClientApiCheck c, TableName t) {
+    c.report.run("drop " + t, () -> {
+      c.admin.disableTable(t);
+      c.admin.deleteTable(t);
+      c.report.equal("drop " + t, false, c.admin.tableExists(t));
+    });
+  }
+}
