@@ -8,7 +8,7 @@ use cairn_region::{Put, Region};
 use cairn_rpc::cellblock::CellBlockReader;
 use cairn_rpc::pb;
 
-use super::convert::{get_from_pb, mutation_from_pb, scan_from_pb, Mutation, ResultWriter};
+use super::convert::{self, get_from_pb, mutation_from_pb, scan_from_pb, Mutation, ResultWriter};
 use super::errors::{self, RpcError};
 use super::meta;
 use super::scanners::{OpenScanner, Source};
@@ -128,13 +128,20 @@ impl Services {
                     (None, None) => Parsed::Unsupported,
                 });
             }
-            let rar = match self.region_action(ra, parsed, out) {
+            let rar = match self.region_action(ra, req.condition.as_ref(), parsed, out) {
                 Ok(r) => r,
                 Err(e) => pb::RegionActionResult {
                     exception: Some(e.to_name_bytes()),
                     ..Default::default()
                 },
             };
+            if ra.atomic.unwrap_or(false) || ra.condition.is_some() || req.condition.is_some() {
+                // Old clients read the outcome here; HBase still sets it.
+                #[allow(deprecated)]
+                {
+                    resp.processed = rar.processed;
+                }
+            }
             resp.region_action_result.push(rar);
         }
         Ok(resp)
@@ -143,12 +150,14 @@ impl Services {
     fn region_action(
         &self,
         ra: &pb::RegionAction,
+        request_condition: Option<&pb::Condition>,
         parsed: Vec<Parsed<'_>>,
         out: &mut ResultWriter,
     ) -> Result<pb::RegionActionResult, RpcError> {
         let target = self.target(&ra.region)?;
         let index = |i: usize| ra.action[i].index;
-        if ra.atomic.unwrap_or(false) || ra.condition.is_some() {
+        let condition = ra.condition.as_ref().or(request_condition);
+        if ra.atomic.unwrap_or(false) || condition.is_some() {
             let region = match target {
                 Target::Region(r) => r,
                 Target::Meta => return Err(RpcError::bad_request("hbase:meta takes no writes")),
@@ -165,24 +174,27 @@ impl Services {
                 }
             }
             let n = muts.len();
-            let (processed, cells) = match &ra.condition {
+            let (processed, cells) = match condition {
                 Some(cond) => self.check_and_mutate(&region, cond, muts)?,
                 None => (true, self.mutate_row(&region, muts)?),
             };
+            // As HBase's RSRpcServices answers atomic and conditional region actions: results
+            // by position (0..n), not by the actions' indexes; an Increment's or Append's cells
+            // in the first; the outcome in `processed`.
             let mut rar = pb::RegionActionResult {
                 processed: Some(processed),
                 ..Default::default()
             };
-            // One result per action; Increment/Append results travel with the last.
             for i in 0..n {
-                let result = if i + 1 == n {
-                    cells.as_deref().map(|c| out.result(c))
-                } else {
-                    None
+                let result = match (&cells, i) {
+                    (Some(c), 0) => Some(out.result(c)),
+                    // mutateRow answers an empty Result for each action.
+                    (_, _) if condition.is_none() => Some(pb::Result::default()),
+                    _ => None,
                 };
                 rar.result_or_exception.push(pb::ResultOrException {
-                    index: index(i),
-                    result: Some(result.unwrap_or_default()),
+                    index: Some(i as u32),
+                    result,
                     ..Default::default()
                 });
             }
@@ -334,16 +346,18 @@ impl Services {
                 })?;
                 let (mut scan, bounds) = scan_from_pb(spec)?;
                 let limit = req.limit_of_rows.filter(|&n| n > 0).map(|n| n as usize);
-                let (source, read_point) = match self.target(region)? {
+                let (source, read_point, bounds) = match self.target(region)? {
+                    // Meta applies its bounds itself, in meta's row order.
                     Target::Meta => (
                         Source::Meta(meta::scan(&self.rs, &self.location, scan, &bounds).into()),
                         0,
+                        convert::ScanBounds::default(),
                     ),
                     Target::Region(r) => {
                         let rp = scan.options.read_point.unwrap_or_else(|| r.read_point());
                         scan.options.read_point = Some(rp);
                         let scanner = Box::new(r.scanner(scan)?);
-                        (Source::Region { region: r, scanner }, rp)
+                        (Source::Region { region: r, scanner }, rp, bounds)
                     }
                 };
                 let mut o = OpenScanner::new(source, bounds, limit, read_point);

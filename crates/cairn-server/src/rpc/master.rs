@@ -132,7 +132,7 @@ impl Services {
                         proc_id: self.proc_id(),
                     })?
                 }
-                "TruncateTable" => {
+                "truncateTable" => {
                     let req: pb::TruncateTableRequest = call.decode_param()?;
                     let name = table_name(&req.table_name)?;
                     if self.table_state(&name)? {
@@ -236,7 +236,7 @@ impl Services {
                     done: Some(true),
                     snapshot: None,
                 })?,
-                "GetProcedureResult" => {
+                "getProcedureResult" => {
                     let req: pb::GetProcedureResultRequest = call.decode_param()?;
                     let submitted = self.procedures.done.lock().get(&req.proc_id).copied();
                     use pb::get_procedure_result_response::State;
@@ -318,6 +318,44 @@ impl Services {
                 "GetClusterStatus" => ok(pb::GetClusterStatusResponse {
                     cluster_status: self.cluster_status(),
                 })?,
+                "IsMasterInMaintenanceMode" => ok(pb::IsInMaintenanceModeResponse {
+                    in_maintenance_mode: false,
+                })?,
+                "FlushTable" => {
+                    let req: pb::FlushTableRequest = call.decode_param()?;
+                    let name = table_name(&req.table_name)?;
+                    if !self.table_state(&name)? {
+                        return Err(RpcError::new(
+                            errors::TABLE_NOT_ENABLED,
+                            name.to_string(),
+                            true,
+                        ));
+                    }
+                    self.rs.flush_table(&name)?;
+                    ok(pb::FlushTableResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "ListTableDescriptorsByNamespace" => {
+                    let req: pb::ListTableDescriptorsByNamespaceRequest = call.decode_param()?;
+                    self.namespace_exists(&req.namespace_name)?;
+                    let names = self.list_tables(None, Some(&req.namespace_name))?;
+                    ok(pb::ListTableDescriptorsByNamespaceResponse {
+                        table_schema: names
+                            .iter()
+                            .filter_map(|n| self.rs.table(n).ok())
+                            .map(|t| descriptor_to_pb(&t.descriptor))
+                            .collect(),
+                    })?
+                }
+                "ListTableNamesByNamespace" => {
+                    let req: pb::ListTableNamesByNamespaceRequest = call.decode_param()?;
+                    self.namespace_exists(&req.namespace_name)?;
+                    let names = self.list_tables(None, Some(&req.namespace_name))?;
+                    ok(pb::ListTableNamesByNamespaceResponse {
+                        table_name: names.iter().map(meta::table_name_pb).collect(),
+                    })?
+                }
                 "IsBalancerEnabled" => ok(pb::IsBalancerEnabledResponse { enabled: false })?,
                 "SetBalancerRunning" => ok(pb::SetBalancerRunningResponse {
                     prev_balance_value: Some(false),
@@ -338,6 +376,18 @@ impl Services {
             Ok(Some(reply)) => Some(Ok(reply)),
             Ok(None) => None,
             Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn namespace_exists(&self, ns: &str) -> Result<(), RpcError> {
+        if self.namespaces().iter().any(|n| n == ns) {
+            Ok(())
+        } else {
+            Err(RpcError::new(
+                errors::NAMESPACE_NOT_FOUND,
+                ns.to_string(),
+                true,
+            ))
         }
     }
 

@@ -9,7 +9,9 @@
 //!   `RegionInfo`), `info:seqnumDuringOpen` (8-byte long), `info:server` (`host:port`),
 //!   `info:serverstartcode` (8-byte long), `info:sn` (`host,port,startcode`), `info:state`.
 
-use cairn_hfile::cell::{compare_bytes, KeyValue};
+use std::cmp::Ordering;
+
+use cairn_hfile::cell::KeyValue;
 use cairn_region::{RegionServer, Scan, TableName};
 use cairn_rpc::pb;
 use prost::Message;
@@ -103,6 +105,34 @@ impl Location {
     }
 }
 
+/// HBase's `MetaCellComparator` row order: meta rows compare by table name, then start key,
+/// then the rest (region id and encoded name), each part bytewise — not by the whole row's
+/// bytes, which would put `t ,` before `t,`. Scans of meta are bounded in this order.
+pub fn compare_meta_rows(l: &[u8], r: &[u8]) -> Ordering {
+    let (ld, rd) = (
+        l.iter().position(|&b| b == b','),
+        r.iter().position(|&b| b == b','),
+    );
+    let o = l[..ld.unwrap_or(l.len())].cmp(&r[..rd.unwrap_or(r.len())]);
+    if o != Ordering::Equal {
+        return o;
+    }
+    let (ls, rs) = match (ld, rd) {
+        (None, Some(_)) => return Ordering::Less,
+        (Some(_), None) => return Ordering::Greater,
+        (None, None) => return Ordering::Equal,
+        (Some(a), Some(b)) => (a + 1, b + 1),
+    };
+    let lf = l[ls..].iter().rposition(|&b| b == b',').map(|i| i + ls);
+    let rf = r[rs..].iter().rposition(|&b| b == b',').map(|i| i + rs);
+    let o = l[ls..lf.unwrap_or(l.len())].cmp(&r[rs..rf.unwrap_or(r.len())]);
+    if o != Ordering::Equal {
+        return o;
+    }
+    // As HBase: with no second delimiter the last part compared is the whole row.
+    l[lf.map_or(0, |f| f + 1)..].cmp(&r[rf.map_or(0, |f| f + 1)..])
+}
+
 fn with_pbuf(m: &impl Message) -> Vec<u8> {
     let mut v = PBUF.to_vec();
     m.encode(&mut v).expect("a Vec grows as needed");
@@ -127,7 +157,14 @@ pub fn rows(rs: &RegionServer, at: &Location) -> Vec<Vec<KeyValue>> {
             },
         };
         let trow = name.to_string().into_bytes();
-        rows.push(vec![cell(&trow, b"table", b"state", &with_pbuf(&state))]);
+        // The table state is the bare message (HBase's `TableState.parseFrom`), unlike the
+        // region info, which carries PBUF.
+        rows.push(vec![cell(
+            &trow,
+            b"table",
+            b"state",
+            &state.encode_to_vec(),
+        )]);
         for r in &t.regions {
             let row = region_name_bytes(&r.info);
             let sn = format!("{},{},{}", at.host, at.port, at.start_code);
@@ -166,7 +203,7 @@ pub fn rows(rs: &RegionServer, at: &Location) -> Vec<Vec<KeyValue>> {
             ]);
         }
     }
-    rows.sort_by(|a, b| compare_bytes(a[0].as_cell().row(), b[0].as_cell().row()));
+    rows.sort_by(|a, b| compare_meta_rows(a[0].as_cell().row(), b[0].as_cell().row()));
     rows
 }
 
@@ -214,7 +251,8 @@ pub fn scan(
     mut scan: Scan,
     bounds: &ScanBounds,
 ) -> Vec<Vec<KeyValue>> {
-    use std::cmp::Ordering::*;
+    use Ordering::*;
+    let compare_bytes = compare_meta_rows;
     let mut all = rows(rs, at);
     if scan.reversed {
         all.reverse();
@@ -268,6 +306,28 @@ mod tests {
         ]
         .concat();
         assert_eq!(n, want);
+    }
+
+    #[test]
+    fn meta_rows_sort_by_table_then_start_key_then_id() {
+        use Ordering::*;
+        // The client's region scan of table t runs from "t,," to "t ,," in this order.
+        assert_eq!(compare_meta_rows(b"t,,1.a.", b"t ,,"), Less);
+        assert_eq!(compare_meta_rows(b"t,,", b"t,,1.a."), Less);
+        assert_eq!(compare_meta_rows(b"t,b,1.a.", b"t ,,"), Less);
+        assert_eq!(
+            compare_meta_rows(b"t", b"t,,1.a."),
+            Less,
+            "the table state row first"
+        );
+        assert_eq!(compare_meta_rows(b"t,a,2.x.", b"t,b,1.y."), Less);
+        assert_eq!(compare_meta_rows(b"t,a,1.x.", b"t,a,2.x."), Less);
+        // A start key with a comma: the middle part ends at the last comma.
+        assert_eq!(compare_meta_rows(b"t,a,b,1.x.", b"t,a,c,1.x."), Less);
+        assert_eq!(compare_meta_rows(b"s,z,1.x.", b"t,,1.x."), Less);
+        assert_eq!(compare_meta_rows(b"t,,1.x.", b"t,,1.x."), Equal);
+        // Plain byte order would say otherwise.
+        assert_eq!(b"t,,1.a.".as_slice().cmp(b"t ,,".as_slice()), Greater);
     }
 
     #[test]

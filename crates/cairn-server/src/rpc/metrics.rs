@@ -21,6 +21,7 @@ const METHODS: &[&str] = &[
     "DisableTable",
     "EnableTable",
     "FlushRegion",
+    "FlushTable",
     "Get",
     "GetActiveMaster",
     "GetBootstrapNodes",
@@ -30,7 +31,6 @@ const METHODS: &[&str] = &[
     "GetMetaRegionLocations",
     "GetNamespaceDescriptor",
     "GetOnlineRegion",
-    "GetProcedureResult",
     "GetRegionInfo",
     "GetRegionLoad",
     "GetServerInfo",
@@ -46,7 +46,8 @@ const METHODS: &[&str] = &[
     "Mutate",
     "Scan",
     "SetBalancerRunning",
-    "TruncateTable",
+    "getProcedureResult",
+    "truncateTable",
 ];
 const SLOTS: usize = METHODS.len() + 1;
 
