@@ -117,6 +117,9 @@ impl Services {
         out: &mut ResultWriter,
     ) -> Result<pb::MultiResponse, RpcError> {
         let mut resp = pb::MultiResponse::default();
+        // HBase 2.0's request-level condition, still honoured for old clients.
+        #[allow(deprecated)]
+        let request_condition = req.condition.as_ref();
         for ra in &req.region_action {
             // Read every action's cells first: the block is one stream for all region actions,
             // so a region that fails must still consume its share.
@@ -128,14 +131,14 @@ impl Services {
                     (None, None) => Parsed::Unsupported,
                 });
             }
-            let rar = match self.region_action(ra, req.condition.as_ref(), parsed, out) {
+            let rar = match self.region_action(ra, request_condition, parsed, out) {
                 Ok(r) => r,
                 Err(e) => pb::RegionActionResult {
                     exception: Some(e.to_name_bytes()),
                     ..Default::default()
                 },
             };
-            if ra.atomic.unwrap_or(false) || ra.condition.is_some() || req.condition.is_some() {
+            if ra.atomic.unwrap_or(false) || ra.condition.is_some() || request_condition.is_some() {
                 // Old clients read the outcome here; HBase still sets it.
                 #[allow(deprecated)]
                 {
