@@ -100,7 +100,7 @@ class Serve:
         for d in defines:
             args += ["-D", d]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.port = self.http = None
+        self.port = self.http = self.rpc = None
         deadline = time.time() + 60
         while (self.port is None or self.http is None) and time.time() < deadline:
             line = self.proc.stdout.readline()
@@ -109,6 +109,9 @@ class Serve:
             m = re.search(r"thrift on 127\.0\.0\.1:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
+            m = re.search(r"hbase rpc on 127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.rpc = int(m.group(1))
             m = re.search(r"http on (127\.0\.0\.1:\d+)", line)
             if m:
                 self.http = m.group(1)
