@@ -104,7 +104,8 @@ impl Region {
                         None => 0,
                         Some(v) => i64::from_be_bytes(v.try_into().map_err(|_| {
                             RegionError::InvalidArgument(format!(
-                                "Field is not a long, it's {} bytes wide: column {}:{} of row {}",
+                                "Field is not a long, it's {} bytes wide (column {}:{} of row {} is \
+                                 not a counter)",
                                 v.len(),
                                 String::from_utf8_lossy(f),
                                 String::from_utf8_lossy(q),

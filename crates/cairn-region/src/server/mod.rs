@@ -32,10 +32,13 @@ use crossbeam_channel::{Receiver, Sender};
 use crate::descriptor::{TableDescriptor, TableName};
 use crate::error::{RegionError, Result};
 use crate::layout::{self, RegionInfo, DISABLED_MARKER, REGION_INFO_FILE};
-use crate::mutation::{Delete, Get, Increment, Put, Scan};
-use crate::region::{Region, RegionConfig};
+use crate::mutation::{
+    Append, CheckAndMutate, CheckAndMutateResult, Delete, Get, Increment, Put, RowMutations, Scan,
+};
+use crate::region::{FlushOutcome, Region, RegionConfig};
 use crate::scanner::RegionScanner;
 use crate::store::now_ms;
+use crate::store::CompactionOutcome;
 
 /// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
 pub const MINI_BATCH_SIZE: usize = 20_000;
@@ -231,6 +234,29 @@ impl RegionServer {
         }
     }
 
+    /// Call after any write done directly on a region of this server (a region found with
+    /// [`region_by_name`](Self::region_by_name), say): queues the region's flush if its
+    /// memstore passed the flush size, as the server's own write methods do. Without it only
+    /// the background tick notices a full memstore.
+    pub fn wrote(&self, region: &Arc<Region>) {
+        self.after_write(region);
+    }
+
+    /// Flushes one region's memstore now, on the calling thread (HBase's `flushRegion`).
+    pub fn flush_region(&self, region: &Arc<Region>) -> Result<FlushOutcome> {
+        region.flush()
+    }
+
+    /// Compacts one region's stores now, on the calling thread (HBase's `compactRegion`;
+    /// `major` rewrites every file of each store).
+    pub fn compact_region(
+        &self,
+        region: &Arc<Region>,
+        major: bool,
+    ) -> Result<Vec<CompactionOutcome>> {
+        region.compact(major)
+    }
+
     /// Applies a put in the region of its row ([`Region::put`]), then queues a flush if that
     /// region's memstore passed the flush size.
     pub fn put(&self, table: &TableName, put: &Put) -> Result<()> {
@@ -286,7 +312,8 @@ impl RegionServer {
     }
 
     /// HBase's `checkAndPut`: applies `put` only if the newest value of `family:qualifier` in its
-    /// row is `expected` (`None`: only if the column is empty). Returns whether it was applied.
+    /// row is `expected` (`None` or empty: only if the column is missing or its newest value is
+    /// empty, as in HBase). Returns whether it was applied.
     pub fn check_and_put(
         &self,
         table: &TableName,
@@ -316,6 +343,41 @@ impl RegionServer {
         let ok = r.check_and_delete(family, qualifier, expected, delete)?;
         self.after_write(r);
         Ok(ok)
+    }
+
+    /// Appends to columns of one row atomically ([`Region::append`]); returns the new cells.
+    pub fn append(&self, table: &TableName, append: &Append) -> Result<Vec<KeyValue>> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&append.row);
+        let out = r.append(append)?;
+        self.after_write(r);
+        Ok(out)
+    }
+
+    /// HBase's `mutateRow`: puts and deletes of one row applied atomically
+    /// ([`Region::mutate_row`]).
+    pub fn mutate_row(&self, table: &TableName, mutations: &RowMutations) -> Result<()> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&mutations.row);
+        r.mutate_row(mutations)?;
+        self.after_write(r);
+        Ok(())
+    }
+
+    /// HBase's `checkAndMutate`: checks the condition on its row and applies the action if it
+    /// holds, under one row lock ([`Region::check_and_mutate`]).
+    pub fn check_and_mutate(
+        &self,
+        table: &TableName,
+        cam: CheckAndMutate,
+    ) -> Result<CheckAndMutateResult> {
+        let t = self.enabled_table(table)?;
+        let r = t.region_for(&cam.row);
+        let out = r.check_and_mutate(cam)?;
+        if out.success {
+            self.after_write(r);
+        }
+        Ok(out)
     }
 
     /// One row's cells from the region holding it; empty when the row has none the get selects.
@@ -525,6 +587,41 @@ pub(super) mod tests {
         for r in ["a", "b", "c", "x", "y"] {
             assert_eq!(s.get(&t, Get::new(r)).unwrap().len(), 1, "{r}");
         }
+    }
+
+    #[test]
+    fn a_write_done_on_a_region_queues_its_flush_once_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = server(dir.path());
+        // A flush queue the test reads instead of a background flusher.
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Arc::get_mut(&mut s).expect("no other owner").flush_tx = Some(tx);
+        let t = TableName::parse("t").unwrap();
+        let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        d.memstore_flush_size = 1024;
+        s.create_table(d, &[]).unwrap();
+        let name = s.table(&t).unwrap().regions[0].info.region_name_bytes();
+        let (_, r) = s.region_by_name(&name).unwrap();
+        r.put(&Put::new("a").add("f", "q", [b'x'; 2048])).unwrap();
+        assert!(r.needs_flush());
+        assert!(
+            rx.try_recv().is_err(),
+            "a write on the region alone queues nothing"
+        );
+        s.wrote(&r);
+        match rx.try_recv() {
+            Ok(Work::Flush(q)) => assert!(Arc::ptr_eq(&q, &r)),
+            _ => panic!("no flush queued"),
+        }
+        s.wrote(&r);
+        assert!(rx.try_recv().is_err(), "queued once until it runs");
+        let out = s.flush_region(&r).unwrap();
+        assert_eq!((out.files, r.memstore_size()), (1, 0));
+        r.put(&Put::new("b").add("f", "q", "v")).unwrap();
+        s.flush_region(&r).unwrap();
+        let compacted = s.compact_region(&r, true).unwrap();
+        assert_eq!(compacted.len(), 1);
+        assert_eq!(r.stores().next().unwrap().file_count(), 1);
     }
 
     #[test]

@@ -42,6 +42,47 @@ impl Table {
     }
 }
 
+/// The encoded-name part of a region name: the 32 hex digits between the last two dots of a
+/// full name (`...,<id>.<encoded>.`); a name of any other shape is taken as an encoded name
+/// itself. Only the tail is looked at: the start key before it may hold any byte.
+fn encoded_part(name: &[u8]) -> &[u8] {
+    const ENCODED_LEN: usize = 32;
+    let n = name.len();
+    if n > ENCODED_LEN + 1 && name[n - 1] == b'.' && name[n - ENCODED_LEN - 2] == b'.' {
+        &name[n - ENCODED_LEN - 1..n - 1]
+    } else {
+        name
+    }
+}
+
+impl RegionServer {
+    /// The open region a request names, with its table: `name` is HBase's full region name
+    /// (`<table>,<startkey>,<id>.<encoded>.`, compared byte for byte, as a `RegionSpecifier`
+    /// of type `REGION_NAME` carries it) or the bare encoded name (`ENCODED_REGION_NAME`).
+    /// [`RegionError::NotServingRegion`] when no region has that name, its table is disabled,
+    /// or the region is closed: HBase's answer, on which clients look the region up again.
+    pub fn region_by_name(&self, name: &[u8]) -> Result<(Arc<Table>, Arc<Region>)> {
+        let encoded = encoded_part(name);
+        let tables = self.tables.load();
+        for t in tables.values() {
+            for r in &t.regions {
+                if r.info.encoded_name.as_bytes() != encoded
+                    || (name.len() != encoded.len() && r.info.region_name_bytes() != name)
+                {
+                    continue;
+                }
+                if !t.is_enabled() || r.is_closed() {
+                    break;
+                }
+                return Ok((t.clone(), r.clone()));
+            }
+        }
+        Err(RegionError::NotServingRegion(
+            cairn_hfile::cell::Escaped(name).to_string(),
+        ))
+    }
+}
+
 /// Rows of a table across its regions.
 pub struct TableScanner {
     table: Arc<Table>,
@@ -186,6 +227,54 @@ mod tests {
             assert!(t.regions[i].info.contains_row(row));
             assert!(std::ptr::eq(t.region_for(row), &t.regions[i]));
         }
+    }
+
+    #[test]
+    fn regions_are_found_by_full_or_encoded_name_while_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let a = table(&s, "ns:a", &["m"]);
+        // A split key with the name's separators and a byte that is not UTF-8.
+        let b = TableName::parse("b").unwrap();
+        let d = TableDescriptor::new(b.clone())
+            .with_family(crate::descriptor::ColumnFamilyDescriptor::new("f"));
+        s.create_table(d, &[b"k,\xff.".to_vec()]).unwrap();
+        for name in [&a, &b] {
+            let t = s.table(name).unwrap();
+            for r in &t.regions {
+                let by_full = s.region_by_name(&r.info.region_name_bytes()).unwrap();
+                let by_encoded = s.region_by_name(r.info.encoded_name.as_bytes()).unwrap();
+                for (found_t, found_r) in [by_full, by_encoded] {
+                    assert!(Arc::ptr_eq(&found_r, r) && Arc::ptr_eq(&found_t, &t));
+                }
+            }
+        }
+        let second = s.table(&b).unwrap().regions[1].clone();
+        assert_eq!(second.info.start_key, b"k,\xff.");
+        // A full name that differs only in its start key is not the region, though its
+        // encoded tail is.
+        let mut wrong = second.info.region_name_bytes();
+        wrong[2] = b'j';
+        let missing = |name: &[u8]| {
+            matches!(
+                s.region_by_name(name),
+                Err(RegionError::NotServingRegion(_))
+            )
+        };
+        assert!(missing(&wrong));
+        assert!(missing(b"0123456789abcdef0123456789abcdef"));
+        assert!(missing(b""));
+        let e = match s.region_by_name(b"t,\x00,1.x.") {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("found"),
+        };
+        assert!(e.contains("t,\\x00,1.x."), "{e}");
+        // A disabled table's regions are not served.
+        s.disable_table(&b).unwrap();
+        assert!(missing(&second.info.region_name_bytes()));
+        assert!(missing(second.info.encoded_name.as_bytes()));
+        s.enable_table(&b).unwrap();
+        assert!(s.region_by_name(&second.info.region_name_bytes()).is_ok());
     }
 
     #[test]
