@@ -5,7 +5,6 @@
 mod background;
 mod cluster;
 mod config;
-mod lookup;
 mod open;
 mod table;
 
