@@ -9,7 +9,9 @@
 #   BOOTSTRAP=regionserver scripts/hbase-client-check.sh   # ... the region server's port
 #   BOOTSTRAP=zk scripts/hbase-client-check.sh    # the ZooKeeper registry instead
 #   KEEP=1 scripts/hbase-client-check.sh          # keep the temp dir (HBase's log) afterwards
+#   MVN_OFFLINE=1 scripts/hbase-client-check.sh   # build the jars with mvn -o (no network)
 #
+# About a minute: jars ~5 s when built, HBase ready in ~15 s, the checks ~15 s, HBase's stop.
 # Needs java 17 and mvn. Prints ClientApiCheck's lines; exits with its status.
 set -euo pipefail
 cd "$(dirname "$0")/.."

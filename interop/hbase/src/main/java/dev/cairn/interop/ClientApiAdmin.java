@@ -17,6 +17,8 @@ import org.apache.hadoop.hbase.NamespaceDescriptor;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
@@ -201,6 +203,12 @@ final class ClientApiAdmin {
         r.equal("disableTable isTableDisabled", true, c.admin.isTableDisabled(c.life));
         r.equal("disableTable isTableEnabled", false, c.admin.isTableEnabled(c.life));
         r.throwsClass("get on disabled table", "TableNotEnabledException", () -> t.get(get));
+        // A connection that never located the table's regions: it finds them in hbase:meta.
+        try (Connection fresh = ConnectionFactory.createConnection(c.conn.getConfiguration());
+            Table ft = fresh.getTable(c.life)) {
+          r.throwsClass("get on disabled table, new connection", "TableNotEnabledException",
+              () -> ft.get(get));
+        }
         c.admin.enableTable(c.life);
         r.equal("enableTable isTableEnabled", true, c.admin.isTableEnabled(c.life));
         r.equal("enableTable data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 import org.apache.hadoop.hbase.Cell;
 import org.apache.hadoop.hbase.CellUtil;
@@ -40,9 +41,9 @@ final class ClientApiModel {
   /** Which cells a read wants: a Get's or Scan's column and version selection. */
   static final class Sel {
     /** Whole families asked for; with {@link #columns} both empty, everything. */
-    final Set<String> families = new java.util.TreeSet<>();
+    final Set<String> families = new TreeSet<>();
     /** {@code family:qualifier} columns asked for. */
-    final Set<String> columns = new java.util.TreeSet<>();
+    final Set<String> columns = new TreeSet<>();
     int versions = 1;
     long minTs = 0;
     long maxTs = Long.MAX_VALUE;
