@@ -16,8 +16,8 @@ import org.apache.hadoop.hbase.client.Table;
  * to prove cairn speaks HBase's native RPC.
  *
  * <pre>
- *   ClientApiCheck --bootstrap HOST:PORT [--prefix NAME] [--keep]
- *   ClientApiCheck --zk HOST:PORT [--prefix NAME] [--keep]
+ *   ClientApiCheck --bootstrap HOST:PORT [--prefix NAME] [--keep] [--deadline SECONDS]
+ *   ClientApiCheck --zk HOST:PORT [--prefix NAME] [--keep] [--deadline SECONDS]
  * </pre>
  *
  * <p>{@code --bootstrap} uses the RPC connection registry (ClientMetaService on that port, no
@@ -29,7 +29,9 @@ import org.apache.hadoop.hbase.client.Table;
  * <p>Prints {@code ok NAME} or {@code FAIL NAME: EXPECTED vs ACTUAL} per check and a summary;
  * exits 1 on any failure, 2 on bad arguments. Every expectation comes from what the program
  * wrote ({@link ClientApiModel}) and HBase's documented semantics, never from a server's output.
- * Client retries and timeouts are small, so a missing feature fails in seconds.
+ * Client retries and timeouts are small, so a missing feature fails in seconds; a run still
+ * going after {@code --deadline} seconds (default 300) is a failure of its own, so a server
+ * that never answers cannot hang the test that runs this.
  */
 public final class ClientApiCheck {
   static final String A = "a";
@@ -84,7 +86,8 @@ public final class ClientApiCheck {
 
   private static void usage(String why) {
     System.err.println("ClientApiCheck: " + why + "\nusage: ClientApiCheck "
-        + "(--bootstrap HOST:PORT | --zk HOST:PORT) [--prefix NAME] [--keep]");
+        + "(--bootstrap HOST:PORT | --zk HOST:PORT) [--prefix NAME] [--keep] "
+        + "[--deadline SECONDS]");
     System.exit(2);
   }
 
@@ -93,6 +96,7 @@ public final class ClientApiCheck {
     String prefix = "cc_" + System.currentTimeMillis();
     String target = null;
     boolean keep = false;
+    long deadline = 300;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("--keep")) {
@@ -123,6 +127,13 @@ public final class ClientApiCheck {
         case "--prefix":
           prefix = v;
           break;
+        case "--deadline":
+          try {
+            deadline = Long.parseLong(v);
+          } catch (NumberFormatException e) {
+            usage("--deadline wants whole seconds, got " + v);
+          }
+          break;
         default:
           usage("unknown argument " + a);
       }
@@ -130,6 +141,7 @@ public final class ClientApiCheck {
     if (target == null) {
       usage("say where the server is");
     }
+    watchdog(deadline);
     int code;
     try {
       code = run(conf, target, prefix, keep);
@@ -140,6 +152,25 @@ public final class ClientApiCheck {
     }
     // HBase's client leaves non-daemon threads behind: only exit() ends the JVM.
     System.exit(code);
+  }
+
+  /**
+   * Ends the JVM with a failure once {@code seconds} have passed: halt, not exit, since a
+   * client thread stuck on a dead server may also block shutdown.
+   */
+  private static void watchdog(long seconds) {
+    Thread t = new Thread(() -> {
+      try {
+        Thread.sleep(seconds * 1000);
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.out.println("FAIL deadline: every check within " + seconds + " s vs still running");
+      System.out.flush();
+      Runtime.getRuntime().halt(1);
+    }, "ClientApiCheck-deadline");
+    t.setDaemon(true);
+    t.start();
   }
 
   private static int run(Configuration conf, String target, String prefix, boolean keep)
