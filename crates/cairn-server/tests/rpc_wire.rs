@@ -176,8 +176,9 @@ fn regions(addr: SocketAddr, t: &str) -> Vec<Vec<u8>> {
     let req = pb::ScanRequest {
         region: Some(region_spec(b"hbase:meta,,1".to_vec())),
         scan: Some(pb::Scan {
-            start_row: Some(format!("{t},").into_bytes()),
-            stop_row: Some(format!("{t},~").into_bytes()),
+            // As HBase's MetaTableAccessor bounds a table's region rows (meta's own order).
+            start_row: Some(format!("{t},,").into_bytes()),
+            stop_row: Some(format!("{t} ,,").into_bytes()),
             column: vec![pb::Column {
                 family: b"info".to_vec(),
                 qualifier: vec![b"regioninfo".to_vec()],
@@ -632,4 +633,87 @@ fn a_full_call_queue_answers_call_queue_too_big() {
         }
     }
     assert!(too_big > 0, "200 calls at once against a queue of 1");
+}
+
+#[test]
+fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let rs: Arc<RegionServer> = RegionServer::open(ServerConfig::new(dir.path())).unwrap();
+    let server = Server::start_with(
+        rs,
+        Config {
+            data_dir: dir.path().to_path_buf(),
+            thrift_addr: "127.0.0.1:0".into(),
+            http_addr: Some("127.0.0.1:0".into()),
+            rpc: Some(RpcConfig {
+                addr: "127.0.0.1:0".into(),
+                scanner_lease: Duration::from_millis(300),
+                ..RpcConfig::default()
+            }),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let addr = server.rpc_addr().unwrap();
+    create(addr, "lease", &[]);
+    let region = regions(addr, "lease").remove(0);
+    let mut c = Client::connect(addr, "ClientService");
+    let (m, cells) = put_cells(b"a", &[(b"q", b"v")]);
+    let (m2, cells2) = put_cells(b"b", &[(b"q", b"v")]);
+    for (m, cells) in [(m, cells), (m2, cells2)] {
+        let _: pb::MutateResponse = c
+            .call(
+                "Mutate",
+                &pb::MutateRequest {
+                    region: region_spec(region.clone()),
+                    mutation: m,
+                    ..Default::default()
+                },
+                &cells,
+            )
+            .message();
+    }
+    let open = pb::ScanRequest {
+        region: Some(region_spec(region.clone())),
+        scan: Some(pb::Scan::default()),
+        number_of_rows: Some(1),
+        ..Default::default()
+    };
+    let resp: pb::ScanResponse = c.call("Scan", &open, b"").message();
+    assert_eq!(resp.ttl, Some(300), "the lease the client is told");
+    assert_eq!(resp.more_results_in_region, Some(true));
+    let id = resp.scanner_id.unwrap();
+    assert_eq!(server.rpc().unwrap().open_scanners(), 1);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server.rpc().unwrap().open_scanners(), 0, "expired");
+    let next = pb::ScanRequest {
+        scanner_id: Some(id),
+        number_of_rows: Some(1),
+        next_call_seq: Some(1),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &next, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.UnknownScannerException")
+    );
+    // The calls, by method, on /metrics and /jmx.
+    assert_eq!(server.rpc_metrics().calls("Mutate"), 2);
+    let http = server.http_addr().unwrap();
+    let get = |path: &str| {
+        let mut s = TcpStream::connect(http).unwrap();
+        write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
+        let mut body = String::new();
+        s.read_to_string(&mut body).unwrap();
+        body
+    };
+    let prom = get("/metrics");
+    assert!(
+        prom.contains("ipc_callCount{method=\"Mutate\"} 2"),
+        "{prom}"
+    );
+    assert!(prom.contains("UnknownScannerException"), "{prom}");
+    let jmx = get("/jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=IPC");
+    assert!(jmx.contains("\"QueueCallTime_num_ops\""), "{jmx}");
+    assert!(jmx.contains("\"sentBytes\""), "{jmx}");
 }
