@@ -139,6 +139,12 @@ pub struct RegionScanner {
     filtered_rows: u64,
     /// The row being assembled, kept to reuse its allocation from row to row.
     row: Vec<u8>,
+    /// When set, [`next_row`](Self::next_row) gives up at this instant while it is skipping
+    /// rows the filter drops (an RPC server's heartbeat: the client hears from the server
+    /// before its call times out).
+    deadline: Option<std::time::Instant>,
+    /// Whether the last `next_row` returned `None` because of the deadline.
+    timed_out: bool,
     /// `None` when the caller holds the registration (a multi-get's batch).
     _guard: Option<ReadPointGuard>,
 }
@@ -177,6 +183,8 @@ impl RegionScanner {
             metrics: p.metrics,
             filtered_rows: 0,
             row: Vec::new(),
+            deadline: None,
+            timed_out: false,
             _guard: p.guard,
         }
     }
@@ -201,8 +209,27 @@ impl RegionScanner {
         std::mem::take(&mut self.filtered_rows)
     }
 
+    /// Sets (or clears) the instant after which [`next_row`](Self::next_row) stops skipping
+    /// filtered-out rows and returns `None` with [`timed_out`](Self::timed_out) set; the scan
+    /// then goes on from the next row at the following call.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Whether the last [`next_row`](Self::next_row) ended at the deadline rather than at the
+    /// end of the scan.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// The last row the scanner looked at, returned or filtered out (HBase's scan cursor).
+    pub fn cursor_row(&self) -> &[u8] {
+        &self.row
+    }
+
     /// The next row (or part of one, with a batch limit); `None` at the end.
     pub fn next_row(&mut self) -> Result<Option<Vec<KeyValue>>> {
+        self.timed_out = false;
         let r = self.next_row_inner();
         if self.filtered_rows > 0 {
             if let Some(m) = &self.metrics {
@@ -240,6 +267,15 @@ impl RegionScanner {
             }
             if cells.is_empty() {
                 self.filtered_rows += 1;
+                // Reading the clock costs about as much as a cached row: look every 64 rows.
+                if self.filtered_rows % 64 == 0
+                    && self
+                        .deadline
+                        .is_some_and(|d| std::time::Instant::now() >= d)
+                {
+                    self.timed_out = true;
+                    return Ok(None);
+                }
                 continue;
             }
             self.rows += 1;

@@ -483,6 +483,10 @@ fn writes_reads_scans_and_meta_through_the_wire() {
     let r = c.call("Scan", &open, b"");
     let mut resp: pb::ScanResponse = r.message();
     let id = resp.scanner_id.unwrap();
+    assert!(
+        resp.mvcc_read_point.unwrap_or(0) > 0,
+        "the read point the client reopens at after a region move"
+    );
     let mut cells = r.cells.clone();
     let mut seq = 0;
     loop {
@@ -506,6 +510,26 @@ fn writes_reads_scans_and_meta_through_the_wire() {
     }
     let want: Vec<Vec<u8>> = (b'm'..=b'z').map(|b| vec![b]).collect();
     assert_eq!(got, want);
+    // A next call out of sequence (a retried call the server already answered) is refused,
+    // so no rows are skipped silently; the scanner is then gone.
+    let r = c.call("Scan", &open, b"");
+    let resp2: pb::ScanResponse = r.message();
+    let id2 = resp2.scanner_id.unwrap();
+    let skip = pb::ScanRequest {
+        scanner_id: Some(id2),
+        number_of_rows: Some(5),
+        next_call_seq: Some(5),
+        ..Default::default()
+    };
+    let r = c.call("Scan", &skip, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException")
+    );
+    assert_eq!(
+        r.header.exception.as_ref().unwrap().do_not_retry,
+        Some(true)
+    );
     // The scanner closed itself at the region's end.
     let next = pb::ScanRequest {
         scanner_id: Some(id),
@@ -716,4 +740,104 @@ fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
     let jmx = get("/jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=IPC");
     assert!(jmx.contains("\"QueueCallTime_num_ops\""), "{jmx}");
     assert!(jmx.contains("\"sentBytes\""), "{jmx}");
+}
+
+#[test]
+fn a_scan_whose_filter_drops_every_row_sends_heartbeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    create(addr, "hb", &[]);
+    let region = regions(addr, "hb").remove(0);
+    let mut c = Client::connect(addr, "ClientService");
+    let mut block = Vec::new();
+    let mut ra = pb::RegionAction {
+        region: region_spec(region.clone()),
+        ..Default::default()
+    };
+    let rows = 60_000u32;
+    for i in 0..rows {
+        let (m, cells) = put_cells(format!("r{i:06}").as_bytes(), &[(b"q", b"v")]);
+        ra.action.push(pb::Action {
+            index: Some(i),
+            mutation: Some(m),
+            ..Default::default()
+        });
+        block.extend_from_slice(&cells);
+    }
+    let _: pb::MultiResponse = c
+        .call(
+            "Multi",
+            &pb::MultiRequest {
+                region_action: vec![ra],
+                ..Default::default()
+            },
+            &block,
+        )
+        .message();
+    // PerformanceEvaluation's --filterAll: every row read, none returned.
+    let filter_all = pb::Filter {
+        name: "org.apache.hadoop.hbase.filter.FilterAllFilter".into(),
+        serialized_filter: Some(pb::FilterAllFilter {}.encode_to_vec()),
+    };
+    let send = |c: &mut Client, req: &pb::ScanRequest| {
+        // A 20 ms call timeout: a 10 ms time limit per call.
+        let id = c.next_id;
+        c.next_id += 1;
+        let h = pb::RequestHeader {
+            call_id: Some(id),
+            method_name: Some("Scan".into()),
+            request_param: Some(true),
+            timeout: Some(20),
+            ..Default::default()
+        };
+        let mut f = Vec::new();
+        h.encode_length_delimited(&mut f).unwrap();
+        req.encode_length_delimited(&mut f).unwrap();
+        c.s.write_all(&(f.len() as u32).to_be_bytes()).unwrap();
+        c.s.write_all(&f).unwrap();
+        let r = c.read().unwrap();
+        let resp: pb::ScanResponse = r.message();
+        resp
+    };
+    let mut resp = send(
+        &mut c,
+        &pb::ScanRequest {
+            region: Some(region_spec(region.clone())),
+            scan: Some(pb::Scan {
+                filter: Some(filter_all),
+                ..Default::default()
+            }),
+            number_of_rows: Some(100),
+            client_handles_heartbeats: Some(true),
+            ..Default::default()
+        },
+    );
+    let id = resp.scanner_id.unwrap();
+    let mut heartbeats = 0;
+    let mut seq = 0;
+    let mut cursors = Vec::new();
+    while resp.more_results_in_region == Some(true) {
+        assert!(resp.cells_per_result.is_empty() && resp.results.is_empty());
+        assert_eq!(resp.heartbeat_message, Some(true), "{resp:?}");
+        heartbeats += 1;
+        cursors.push(resp.cursor.clone().unwrap().row.unwrap());
+        seq += 1;
+        resp = send(
+            &mut c,
+            &pb::ScanRequest {
+                scanner_id: Some(id),
+                number_of_rows: Some(100),
+                next_call_seq: Some(seq),
+                client_handles_heartbeats: Some(true),
+                ..Default::default()
+            },
+        );
+    }
+    assert!(resp.cells_per_result.is_empty());
+    assert!(heartbeats > 0, "60,000 filtered rows in 10 ms slices");
+    let mut sorted = cursors.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted, cursors, "the cursor moves forward");
 }

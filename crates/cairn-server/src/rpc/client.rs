@@ -320,10 +320,12 @@ impl Services {
         })
     }
 
-    /// `Scan`: opens a scanner, returns rows from it, renews or closes it.
+    /// `Scan`: opens a scanner, returns rows from it, renews or closes it. `timeout_ms` is
+    /// the call's timeout from its header, which bounds how long the call may skip rows.
     pub fn scan(
         &self,
         req: &pb::ScanRequest,
+        timeout_ms: Option<u32>,
         out: &mut ResultWriter,
     ) -> Result<pb::ScanResponse, RpcError> {
         let lease_ms = self.scanners.lease().as_millis() as u32;
@@ -403,17 +405,33 @@ impl Services {
             return Ok(resp);
         }
         let wanted = req.number_of_rows.unwrap_or(0) as usize;
+        // HBase's time limit for one scan call: half the call's timeout (or of the scanner
+        // lease), at least 10 ms; a client that handles heartbeats then hears back in time
+        // even while a filter drops every row.
+        let started = std::time::Instant::now();
+        let heartbeats = req.client_handles_heartbeats.unwrap_or(false);
+        let limit_ms = timeout_ms
+            .filter(|&t| t > 0)
+            .map_or(lease_ms as u64, u64::from)
+            / 2;
+        s.set_deadline(
+            heartbeats.then(|| started + std::time::Duration::from_millis(limit_ms.max(10))),
+        );
         let max_bytes = s.max_bytes;
         let mut rows = 0usize;
         let mut limit_hit = false;
         let mut results: Vec<Vec<KeyValue>> = Vec::new();
         let mut bytes = 0usize;
+        let mut heartbeat = false;
         while rows < wanted && bytes < max_bytes {
             if s.rows_left == Some(0) {
                 limit_hit = true;
                 break;
             }
-            let Some(row) = s.next_row()? else { break };
+            let Some(row) = s.next_row()? else {
+                heartbeat = s.timed_out();
+                break;
+            };
             bytes += row
                 .iter()
                 .map(|c| cairn_rpc::cellblock::encoded_len(&c.as_cell(), false))
@@ -451,6 +469,18 @@ impl Services {
         }
         resp.more_results_in_region = Some(in_region);
         resp.more_results = Some(more_results);
+        if heartbeat {
+            resp.heartbeat_message = Some(true);
+            if req
+                .scan
+                .as_ref()
+                .and_then(|sc| sc.need_cursor_result)
+                .unwrap_or(false)
+                || results.is_empty()
+            {
+                resp.cursor = s.cursor_row().map(|row| pb::Cursor { row: Some(row) });
+            }
+        }
         drop(s);
         if !in_region || !more_results || req.close_scanner.unwrap_or(false) {
             self.scanners.remove(id);

@@ -54,7 +54,7 @@ fn client(s: &Services, conn: &Conn, call: &Call, method: &str) -> Result<Reply,
         "Get" => Box::new(s.get(&call.decode_param()?, &mut out)?),
         "Mutate" => Box::new(s.mutate(&call.decode_param()?, &mut cells, &mut out)?),
         "Multi" => Box::new(s.multi(&call.decode_param()?, &mut cells, &mut out)?),
-        "Scan" => Box::new(s.scan(&call.decode_param()?, &mut out)?),
+        "Scan" => Box::new(s.scan(&call.decode_param()?, call.header.timeout, &mut out)?),
         _ => return Err(unknown(conn.service, method)),
     };
     Ok((msg, out.block))

@@ -77,7 +77,9 @@ impl OpenScanner {
                 Source::Meta(rows) => rows.pop_front(),
             };
             let Some(row) = row else {
-                self.exhausted = true;
+                if !self.timed_out() {
+                    self.exhausted = true;
+                }
                 return Ok(None);
             };
             let key = row[0].as_cell().row();
@@ -92,6 +94,29 @@ impl OpenScanner {
                 continue;
             }
             return Ok(Some(row));
+        }
+    }
+
+    /// Gives up skipping filtered-out rows at `deadline` (see [`RegionScanner::set_deadline`]).
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        if let Source::Region { scanner, .. } = &mut self.source {
+            scanner.set_deadline(deadline);
+        }
+    }
+
+    /// Whether the last [`next_row`](Self::next_row) stopped at the deadline.
+    pub fn timed_out(&self) -> bool {
+        match &self.source {
+            Source::Region { scanner, .. } => scanner.timed_out(),
+            Source::Meta(_) => false,
+        }
+    }
+
+    /// The last row looked at (the scan cursor a heartbeat reports).
+    pub fn cursor_row(&self) -> Option<Vec<u8>> {
+        match &self.source {
+            Source::Region { scanner, .. } => Some(scanner.cursor_row().to_vec()),
+            Source::Meta(_) => None,
         }
     }
 
