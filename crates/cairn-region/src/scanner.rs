@@ -268,7 +268,7 @@ impl RegionScanner {
             if cells.is_empty() {
                 self.filtered_rows += 1;
                 // Reading the clock costs about as much as a cached row: look every 64 rows.
-                if self.filtered_rows % 64 == 0
+                if self.filtered_rows.is_multiple_of(64)
                     && self
                         .deadline
                         .is_some_and(|d| std::time::Instant::now() >= d)
