@@ -195,6 +195,12 @@ impl Config {
                     rpc.max_result_size = n;
                 }
             }
+            "hbase.region.server.rpc.minimum.scan.time.limit.delta" => {
+                let ms = non_negative()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.min_scan_time_limit = Duration::from_millis(ms as u64);
+                }
+            }
             "hbase.thrift.info.port" => {
                 let port = int()?;
                 if port < 0 {

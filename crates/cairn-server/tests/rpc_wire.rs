@@ -488,7 +488,8 @@ fn writes_reads_scans_and_meta_through_the_wire() {
         "the read point the client reopens at after a region move"
     );
     let mut cells = r.cells.clone();
-    let mut seq = 0;
+    // The first call after the open carries 0.
+    let mut seq = u64::MAX;
     loop {
         let mut rd = CellBlockReader::new(cells.clone());
         for n in &resp.cells_per_result {
@@ -497,7 +498,7 @@ fn writes_reads_scans_and_meta_through_the_wire() {
         if resp.more_results_in_region != Some(true) {
             break;
         }
-        seq += 1;
+        seq = seq.wrapping_add(1);
         let next = pb::ScanRequest {
             scanner_id: Some(id),
             number_of_rows: Some(5),
@@ -745,7 +746,15 @@ fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
 #[test]
 fn a_scan_whose_filter_drops_every_row_sends_heartbeats() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), RpcConfig::default());
+    // No floor under the time limit: a 2 ms call timeout gives 1 ms slices, so heartbeats
+    // come however fast the machine is.
+    let server = start(
+        dir.path(),
+        RpcConfig {
+            min_scan_time_limit: Duration::ZERO,
+            ..RpcConfig::default()
+        },
+    );
     let addr = server.rpc_addr().unwrap();
     create(addr, "hb", &[]);
     let region = regions(addr, "hb").remove(0);
@@ -781,14 +790,14 @@ fn a_scan_whose_filter_drops_every_row_sends_heartbeats() {
         serialized_filter: Some(pb::FilterAllFilter {}.encode_to_vec()),
     };
     let send = |c: &mut Client, req: &pb::ScanRequest| {
-        // A 20 ms call timeout: a 10 ms time limit per call.
+        // A 2 ms call timeout: a 1 ms time limit per call.
         let id = c.next_id;
         c.next_id += 1;
         let h = pb::RequestHeader {
             call_id: Some(id),
             method_name: Some("Scan".into()),
             request_param: Some(true),
-            timeout: Some(20),
+            timeout: Some(2),
             ..Default::default()
         };
         let mut f = Vec::new();
@@ -815,14 +824,15 @@ fn a_scan_whose_filter_drops_every_row_sends_heartbeats() {
     );
     let id = resp.scanner_id.unwrap();
     let mut heartbeats = 0;
-    let mut seq = 0;
+    // The first call after the open carries 0.
+    let mut seq = u64::MAX;
     let mut cursors = Vec::new();
     while resp.more_results_in_region == Some(true) {
         assert!(resp.cells_per_result.is_empty() && resp.results.is_empty());
         assert_eq!(resp.heartbeat_message, Some(true), "{resp:?}");
         heartbeats += 1;
         cursors.push(resp.cursor.clone().unwrap().row.unwrap());
-        seq += 1;
+        seq = seq.wrapping_add(1);
         resp = send(
             &mut c,
             &pb::ScanRequest {
@@ -835,9 +845,103 @@ fn a_scan_whose_filter_drops_every_row_sends_heartbeats() {
         );
     }
     assert!(resp.cells_per_result.is_empty());
-    assert!(heartbeats > 0, "60,000 filtered rows in 10 ms slices");
+    assert!(heartbeats > 0, "60,000 filtered rows in 1 ms slices");
     let mut sorted = cursors.clone();
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted, cursors, "the cursor moves forward");
+}
+
+#[test]
+fn a_row_past_the_call_byte_budget_goes_out_in_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    create(addr, "wide", &[]);
+    let region = regions(addr, "wide").remove(0);
+    let mut c = Client::connect(addr, "ClientService");
+    // Row "a": 40 columns of 1 KiB; row "b": one small column.
+    let quals: Vec<Vec<u8>> = (0..40).map(|i| format!("q{i:02}").into_bytes()).collect();
+    let value = vec![7u8; 1024];
+    let cols: Vec<(&[u8], &[u8])> = quals
+        .iter()
+        .map(|q| (q.as_slice(), value.as_slice()))
+        .collect();
+    for (row, cols) in [
+        (&b"a"[..], &cols[..]),
+        (&b"aa"[..], &cols[..]),
+        (&b"b"[..], &cols[..1]),
+    ] {
+        let (m, cells) = put_cells(row, cols);
+        let _: pb::MutateResponse = c
+            .call(
+                "Mutate",
+                &pb::MutateRequest {
+                    region: region_spec(region.clone()),
+                    mutation: m,
+                    ..Default::default()
+                },
+                &cells,
+            )
+            .message();
+    }
+    let mut req = pb::ScanRequest {
+        region: Some(region_spec(region.clone())),
+        scan: Some(pb::Scan {
+            max_result_size: Some(10_000),
+            ..Default::default()
+        }),
+        number_of_rows: Some(100),
+        client_handles_partials: Some(true),
+        ..Default::default()
+    };
+    let mut parts: Vec<(Vec<u8>, usize, bool)> = Vec::new();
+    let mut all_cells: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    // The first call after the open carries 0.
+    let mut seq = u64::MAX;
+    loop {
+        let r = c.call("Scan", &req, b"");
+        let resp: pb::ScanResponse = r.message();
+        let mut rd = CellBlockReader::new(r.cells.clone());
+        for (n, partial) in resp
+            .cells_per_result
+            .iter()
+            .zip(&resp.partial_flag_per_result)
+        {
+            let cells = rd.take(*n as usize).unwrap();
+            parts.push((cells[0].as_cell().row().to_vec(), cells.len(), *partial));
+            for c in &cells {
+                all_cells.push((c.as_cell().row().to_vec(), c.as_cell().qualifier().to_vec()));
+            }
+        }
+        if resp.more_results_in_region != Some(true) {
+            break;
+        }
+        seq = seq.wrapping_add(1);
+        req = pb::ScanRequest {
+            scanner_id: resp.scanner_id,
+            number_of_rows: Some(100),
+            next_call_seq: Some(seq),
+            client_handles_partials: Some(true),
+            ..Default::default()
+        };
+    }
+    // Row a in parts of at most 10,000 bytes (9 cells of ~1 KiB), all but its last flagged
+    // partial; then row b whole.
+    let a: Vec<_> = parts.iter().filter(|p| p.0 == b"a").collect();
+    assert!(a.len() >= 4, "{parts:?}");
+    assert_eq!(a.iter().map(|p| p.1).sum::<usize>(), 40);
+    assert!(a.iter().all(|p| p.1 <= 9), "{parts:?}");
+    assert!(a[..a.len() - 1].iter().all(|p| p.2), "{parts:?}");
+    assert!(!a[a.len() - 1].2, "{parts:?}");
+    assert_eq!(parts.last().unwrap(), &(b"b".to_vec(), 1, false));
+    // Every cell exactly once, in order.
+    let mut want = Vec::new();
+    for row in [&b"a"[..], b"aa"] {
+        for q in &quals {
+            want.push((row.to_vec(), q.clone()));
+        }
+    }
+    want.push((b"b".to_vec(), quals[0].clone()));
+    assert_eq!(all_cells, want);
 }

@@ -105,7 +105,7 @@ impl Region {
                         Some(v) => i64::from_be_bytes(v.try_into().map_err(|_| {
                             RegionError::InvalidArgument(format!(
                                 "Field is not a long, it's {} bytes wide (column {}:{} of row {} is \
-                                 not a counter)",
+                                 not a counter: it needs an 8-byte long)",
                                 v.len(),
                                 String::from_utf8_lossy(f),
                                 String::from_utf8_lossy(q),

@@ -397,6 +397,9 @@ impl Services {
                         true,
                     ));
                 }
+                // As HBase: the sequence starts at 0 with the first call after the open, and
+                // only calls that carry it move it on.
+                s.next_call_seq += 1;
             }
         } else {
             resp.mvcc_read_point = Some(s.read_point);
@@ -406,7 +409,7 @@ impl Services {
         }
         let wanted = req.number_of_rows.unwrap_or(0) as usize;
         // HBase's time limit for one scan call: half the call's timeout (or of the scanner
-        // lease), at least 10 ms; a client that handles heartbeats then hears back in time
+        // lease), at least `min_scan_time_limit`; a client that handles heartbeats then hears back in time
         // even while a filter drops every row.
         let started = std::time::Instant::now();
         let heartbeats = req.client_handles_heartbeats.unwrap_or(false);
@@ -414,28 +417,48 @@ impl Services {
             .filter(|&t| t > 0)
             .map_or(lease_ms as u64, u64::from)
             / 2;
-        s.set_deadline(
-            heartbeats.then(|| started + std::time::Duration::from_millis(limit_ms.max(10))),
-        );
+        let limit = std::time::Duration::from_millis(limit_ms).max(self.min_scan_time_limit);
+        s.set_deadline(heartbeats.then(|| started + limit));
         let max_bytes = s.max_bytes;
+        // A row larger than what is left of the call's byte budget goes out in parts, flagged
+        // partial, to a client that reassembles them (HBase 2 clients all do); the rest of
+        // the row opens the next call.
+        let partials = req.client_handles_partials.unwrap_or(false);
         let mut rows = 0usize;
         let mut limit_hit = false;
-        let mut results: Vec<Vec<KeyValue>> = Vec::new();
+        let mut results: Vec<(Vec<KeyValue>, bool)> = Vec::new();
         let mut bytes = 0usize;
         let mut heartbeat = false;
+        let size = |c: &KeyValue| cairn_rpc::cellblock::encoded_len(&c.as_cell(), false);
         while rows < wanted && bytes < max_bytes {
-            if s.rows_left == Some(0) {
-                limit_hit = true;
+            let row = match s.partial_rest.take() {
+                Some(rest) => rest,
+                None => {
+                    if s.rows_left == Some(0) {
+                        limit_hit = true;
+                        break;
+                    }
+                    let Some(row) = s.next_row()? else {
+                        heartbeat = s.timed_out();
+                        break;
+                    };
+                    row
+                }
+            };
+            let row_bytes: usize = row.iter().map(size).sum();
+            if partials && row.len() > 1 && bytes + row_bytes > max_bytes {
+                let mut take = 0;
+                let mut b = bytes;
+                while take < row.len() - 1 && (take == 0 || b + size(&row[take]) <= max_bytes) {
+                    b += size(&row[take]);
+                    take += 1;
+                }
+                let mut part = row;
+                s.partial_rest = Some(part.split_off(take));
+                results.push((part, true));
                 break;
             }
-            let Some(row) = s.next_row()? else {
-                heartbeat = s.timed_out();
-                break;
-            };
-            bytes += row
-                .iter()
-                .map(|c| cairn_rpc::cellblock::encoded_len(&c.as_cell(), false))
-                .sum::<usize>();
+            bytes += row_bytes;
             if let Some(left) = s.rows_left.as_mut() {
                 *left -= 1;
                 if *left == 0 {
@@ -443,28 +466,29 @@ impl Services {
                 }
             }
             rows += 1;
-            results.push(row);
+            results.push((row, false));
             if limit_hit {
                 break;
             }
         }
-        s.next_call_seq += 1;
         let filter_done = s.filter_done();
-        let in_region = !s.exhausted && !limit_hit && !filter_done;
+        let in_region = s.partial_rest.is_some() || (!s.exhausted && !limit_hit && !filter_done);
         // HBase: a filter that has finished the scan, in a call that returned nothing, ends
         // the whole scan (moreResults false); otherwise the client moves to the next region.
         let more_results = !(limit_hit || (filter_done && results.is_empty()));
         if out.uses_cell_block() {
-            for r in &results {
+            for (r, partial) in &results {
                 let mut tmp = pb::Result::default();
                 out.add_cells(r, &mut tmp);
                 resp.cells_per_result.push(r.len() as u32);
-                resp.partial_flag_per_result.push(false);
+                resp.partial_flag_per_result.push(*partial);
             }
         } else {
-            for r in &results {
-                resp.results.push(out.result(r));
-                resp.partial_flag_per_result.push(false);
+            for (r, partial) in &results {
+                let mut m = out.result(r);
+                m.partial = Some(*partial);
+                resp.results.push(m);
+                resp.partial_flag_per_result.push(*partial);
             }
         }
         resp.more_results_in_region = Some(in_region);

@@ -63,6 +63,9 @@ pub struct RpcConfig {
     pub scanner_lease: Duration,
     /// Most bytes one scan call returns (`hbase.server.scanner.max.result.size`, 100 MiB).
     pub max_result_size: usize,
+    /// The least time a scan call may spend skipping filtered rows before it answers with a
+    /// heartbeat (`hbase.region.server.rpc.minimum.scan.time.limit.delta`, 10 ms).
+    pub min_scan_time_limit: Duration,
 }
 
 impl Default for RpcConfig {
@@ -76,6 +79,7 @@ impl Default for RpcConfig {
             max_connections: 1000,
             scanner_lease: Duration::from_secs(60),
             max_result_size: 100 << 20,
+            min_scan_time_limit: Duration::from_millis(10),
         }
     }
 }
@@ -89,6 +93,7 @@ pub struct Services {
     procedures: master::Procedures,
     metrics: Arc<RpcMetrics>,
     max_result_size: usize,
+    min_scan_time_limit: Duration,
     info_port: Option<u16>,
 }
 
@@ -142,6 +147,7 @@ impl RpcServer {
             procedures: master::Procedures::default(),
             metrics,
             max_result_size: config.max_result_size,
+            min_scan_time_limit: config.min_scan_time_limit,
             info_port,
             rs,
         };

@@ -40,6 +40,9 @@ pub struct OpenScanner {
     pub read_point: u64,
     /// Set when the last row has been read past the bounds.
     pub exhausted: bool,
+    /// The rest of a row a call returned only part of (its byte budget ran out mid-row); the
+    /// next call starts with it.
+    pub partial_rest: Option<Vec<KeyValue>>,
     /// Bytes of cells one call returns at most (the scan's `max_result_size`, within the
     /// server's `hbase.server.scanner.max.result.size`); at least one row is always returned.
     pub max_bytes: usize,
@@ -62,6 +65,7 @@ impl OpenScanner {
             read_point,
             exhausted: false,
             max_bytes: usize::MAX,
+            partial_rest: None,
             last_used: Instant::now(),
         }
     }

@@ -52,6 +52,7 @@ final class ClientApiReads {
       scans(c, t);
       filters(c, t);
       batches(c, t);
+      partials(c, t);
     }
     bulkScan(c);
   }
@@ -336,6 +337,51 @@ final class ClientApiReads {
       }
       c.report.equal("scan setBatch partial rows", want, got);
       c.report.equal("scan setBatch cells", cellsOf(c, c.model.rows("w-", "w.")), cells);
+    });
+  }
+
+  /**
+   * Rows larger than the scan's maxResultSize: the server may send them in parts flagged
+   * partial; without setAllowPartialResults the client must hand back whole rows.
+   */
+  private static void partials(ClientApiCheck c, Table t) {
+    c.report.run("scan maxResultSize wide rows", () -> {
+      List<Put> puts = new ArrayList<>();
+      for (int r = 0; r < 3; r++) {
+        Put p = new Put(b("wide-" + r));
+        for (int q = 0; q < 30; q++) {
+          add(c, p, A, String.format("c%02d", q), c.t0, "p" + r + q + "-".repeat(1000));
+        }
+        puts.add(p);
+      }
+      t.put(puts);
+      List<String> want = new ArrayList<>();
+      for (String row : c.model.rows("wide-", "wide.")) {
+        want.add(row + ":" + c.model.get(row).size());
+      }
+      List<String> got = new ArrayList<>();
+      List<KV> cells = new ArrayList<>();
+      try (ResultScanner sc = t.getScanner(new Scan().withStartRow(b("wide-"))
+          .withStopRow(b("wide.")).setMaxResultSize(8_000).setCaching(100))) {
+        for (Result r : sc) {
+          got.add(s(r.getRow()) + ":" + r.size());
+          cells.addAll(ClientApiModel.cells(r));
+        }
+      }
+      c.report.equal("scan maxResultSize whole rows", want, got);
+      c.report.equal("scan maxResultSize cells", cellsOf(c, c.model.rows("wide-", "wide.")), cells);
+      // With partial results allowed the parts arrive as the server cut them.
+      int parts = 0;
+      int total = 0;
+      try (ResultScanner sc = t.getScanner(new Scan().withStartRow(b("wide-"))
+          .withStopRow(b("wide.")).setMaxResultSize(8_000).setAllowPartialResults(true))) {
+        for (Result r : sc) {
+          parts++;
+          total += r.size();
+        }
+      }
+      c.report.equal("scan allowPartialResults cells", 90, total);
+      c.report.check("scan allowPartialResults parts", parts > 3, "more than 3 parts", "" + parts);
     });
   }
 
