@@ -93,6 +93,28 @@ impl Services {
         Some(self.procedures.finished())
     }
 
+    /// A table operation run to completion: the table must be enabled (`enabled`) or
+    /// disabled, as HBase's procedures require (`TableNotEnabledException`,
+    /// `TableNotDisabledException` otherwise); returns the finished procedure's id.
+    fn table_procedure(
+        &self,
+        table: &pb::TableName,
+        enabled: bool,
+        op: impl FnOnce(&TableName) -> cairn_region::Result<()>,
+    ) -> Result<Option<u64>, RpcError> {
+        let name = table_name(table)?;
+        if self.table_state(&name)? != enabled {
+            let class = if enabled {
+                errors::TABLE_NOT_ENABLED
+            } else {
+                errors::TABLE_NOT_DISABLED
+            };
+            return Err(RpcError::new(class, name.to_string(), true));
+        }
+        op(&name)?;
+        Ok(self.proc_id())
+    }
+
     /// A `MasterService` call; `None` for a method cairn does not serve.
     pub(super) fn master(&self, call: &Call, method: &str) -> Option<Result<Reply, RpcError>> {
         let r = (|| -> Result<Option<Reply>, RpcError> {
@@ -119,76 +141,41 @@ impl Services {
                 }
                 "DeleteTable" => {
                     let req: pb::DeleteTableRequest = call.decode_param()?;
-                    let name = table_name(&req.table_name)?;
-                    if self.table_state(&name)? {
-                        return Err(RpcError::new(
-                            errors::TABLE_NOT_DISABLED,
-                            name.to_string(),
-                            true,
-                        ));
-                    }
-                    self.rs.delete_table(&name)?;
-                    ok(pb::DeleteTableResponse {
-                        proc_id: self.proc_id(),
-                    })?
+                    let proc_id =
+                        self.table_procedure(&req.table_name, false, |n| self.rs.delete_table(n))?;
+                    ok(pb::DeleteTableResponse { proc_id })?
                 }
                 "truncateTable" => {
                     let req: pb::TruncateTableRequest = call.decode_param()?;
-                    let name = table_name(&req.table_name)?;
-                    if self.table_state(&name)? {
-                        return Err(RpcError::new(
-                            errors::TABLE_NOT_DISABLED,
-                            name.to_string(),
-                            true,
-                        ));
-                    }
-                    let t = self.rs.table(&name)?;
-                    let d = (*t.descriptor).clone();
-                    let splits: Vec<Vec<u8>> = if req.preserve_splits.unwrap_or(false) {
-                        t.regions
-                            .iter()
-                            .skip(1)
-                            .map(|r| r.info.start_key.clone())
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    drop(t);
-                    self.rs.delete_table(&name)?;
-                    self.rs.create_table(d, &splits)?;
-                    ok(pb::TruncateTableResponse {
-                        proc_id: self.proc_id(),
-                    })?
+                    let proc_id = self.table_procedure(&req.table_name, false, |n| {
+                        let t = self.rs.table(n)?;
+                        let d = (*t.descriptor).clone();
+                        let splits: Vec<Vec<u8>> = if req.preserve_splits.unwrap_or(false) {
+                            t.regions
+                                .iter()
+                                .skip(1)
+                                .map(|r| r.info.start_key.clone())
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        drop(t);
+                        self.rs.delete_table(n)?;
+                        self.rs.create_table(d, &splits)
+                    })?;
+                    ok(pb::TruncateTableResponse { proc_id })?
                 }
                 "EnableTable" => {
                     let req: pb::EnableTableRequest = call.decode_param()?;
-                    let name = table_name(&req.table_name)?;
-                    if self.table_state(&name)? {
-                        return Err(RpcError::new(
-                            errors::TABLE_NOT_DISABLED,
-                            name.to_string(),
-                            true,
-                        ));
-                    }
-                    self.rs.enable_table(&name)?;
-                    ok(pb::EnableTableResponse {
-                        proc_id: self.proc_id(),
-                    })?
+                    let proc_id =
+                        self.table_procedure(&req.table_name, false, |n| self.rs.enable_table(n))?;
+                    ok(pb::EnableTableResponse { proc_id })?
                 }
                 "DisableTable" => {
                     let req: pb::DisableTableRequest = call.decode_param()?;
-                    let name = table_name(&req.table_name)?;
-                    if !self.table_state(&name)? {
-                        return Err(RpcError::new(
-                            errors::TABLE_NOT_ENABLED,
-                            name.to_string(),
-                            true,
-                        ));
-                    }
-                    self.rs.disable_table(&name)?;
-                    ok(pb::DisableTableResponse {
-                        proc_id: self.proc_id(),
-                    })?
+                    let proc_id =
+                        self.table_procedure(&req.table_name, true, |n| self.rs.disable_table(n))?;
+                    ok(pb::DisableTableResponse { proc_id })?
                 }
                 "GetTableDescriptors" => {
                     let req: pb::GetTableDescriptorsRequest = call.decode_param()?;
@@ -323,18 +310,9 @@ impl Services {
                 })?,
                 "FlushTable" => {
                     let req: pb::FlushTableRequest = call.decode_param()?;
-                    let name = table_name(&req.table_name)?;
-                    if !self.table_state(&name)? {
-                        return Err(RpcError::new(
-                            errors::TABLE_NOT_ENABLED,
-                            name.to_string(),
-                            true,
-                        ));
-                    }
-                    self.rs.flush_table(&name)?;
-                    ok(pb::FlushTableResponse {
-                        proc_id: self.proc_id(),
-                    })?
+                    let proc_id =
+                        self.table_procedure(&req.table_name, true, |n| self.rs.flush_table(n))?;
+                    ok(pb::FlushTableResponse { proc_id })?
                 }
                 "ListTableDescriptorsByNamespace" => {
                     let req: pb::ListTableDescriptorsByNamespaceRequest = call.decode_param()?;
