@@ -16,6 +16,9 @@ use prost::Message;
 use super::errors::{self, RpcError};
 use super::Shared;
 
+/// How long writing one response may block before the connection is given up.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Which service a connection's header named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Service {
@@ -110,6 +113,20 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     Ok(true)
 }
 
+/// Reads a frame of `len` bytes (already checked against the limit), growing the buffer as
+/// bytes arrive: a peer that announces a large frame and sends nothing costs no memory.
+fn read_frame(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(len.min(64 << 10));
+    let got = r.take(len as u64).read_to_end(&mut buf)?;
+    if got < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("connection closed after {got} of a {len}-byte frame"),
+        ));
+    }
+    Ok(buf)
+}
+
 /// A response that answers no call (call id -1): a preamble answer or a fatal error.
 fn fatal(stream: &mut TcpStream, class: &'static str, message: &str) {
     let frame = wire::encode_response(
@@ -174,8 +191,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
         fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
         e.to_string()
     })?;
-    let mut buf = vec![0u8; len];
-    read_full(&mut stream, &mut buf).map_err(|e| e.to_string())?;
+    let buf = read_frame(&mut stream, len).map_err(|e| e.to_string())?;
     let header = wire::decode_connection_header(&buf).map_err(|e| {
         fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
         e.to_string()
@@ -207,6 +223,9 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
         return Err(msg);
     }
     let _ = stream.set_read_timeout(None);
+    // A client that stops reading must not hold a handler forever: its connection is closed
+    // once a response cannot be written for this long.
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let writer = stream.try_clone().map_err(|e| e.to_string())?;
     let conn = Arc::new(Conn {
         service,
@@ -224,8 +243,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
                 return Err(e.to_string());
             }
         };
-        let mut frame = vec![0u8; len];
-        read_full(&mut stream, &mut frame).map_err(|e| e.to_string())?;
+        let frame = read_frame(&mut stream, len).map_err(|e| e.to_string())?;
         metrics.received(4 + len);
         let call = match wire::decode_call(Bytes::from(frame)) {
             Ok(c) => c,
@@ -294,7 +312,23 @@ pub fn handler_loop(s: &Arc<Shared>, rx: crossbeam_channel::Receiver<Job>) {
             return;
         };
         let started = Instant::now();
-        let outcome = super::dispatch::call(&s.services, &conn, &call);
+        // A bug must cost one call its answer, not the server a handler thread.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::dispatch::call(&s.services, &conn, &call)
+        }))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!("rpc handler panicked in {}: {what}", call.method());
+            Err(RpcError::new(
+                errors::IO_EXCEPTION,
+                format!("internal error in {}: {what}", call.method()),
+                false,
+            ))
+        });
         let processed = started.elapsed();
         let frame = match &outcome {
             Ok((msg, block)) => wire::encode_response(call.id(), Some(msg.as_ref()), None, block),
