@@ -945,3 +945,112 @@ fn a_row_past_the_call_byte_budget_goes_out_in_partial_results() {
     want.push((b"b".to_vec(), quals[0].clone()));
     assert_eq!(all_cells, want);
 }
+
+#[test]
+fn namespaces_are_created_listed_and_deleted_only_when_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), RpcConfig::default());
+    let addr = server.rpc_addr().unwrap();
+    let mut m = Client::connect(addr, "MasterService");
+    let list = |m: &mut Client| -> Vec<String> {
+        let r: pb::ListNamespacesResponse = m
+            .call("ListNamespaces", &pb::ListNamespacesRequest {}, b"")
+            .message();
+        r.namespace_name
+    };
+    assert_eq!(list(&mut m), vec!["default", "hbase"]);
+    let ns = pb::CreateNamespaceRequest {
+        namespace_descriptor: pb::NamespaceDescriptor {
+            name: b"ns1".to_vec(),
+            configuration: vec![],
+        },
+        ..Default::default()
+    };
+    let r: pb::CreateNamespaceResponse = m.call("CreateNamespace", &ns, b"").message();
+    assert!(r.proc_id.is_some());
+    assert_eq!(list(&mut m), vec!["default", "hbase", "ns1"]);
+    let again = m.call("CreateNamespace", &ns, b"");
+    assert_eq!(
+        again.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.NamespaceExistException")
+    );
+    // A table in a namespace that does not exist is refused; in ns1 it is created.
+    let table_in = |ns: &str| pb::CreateTableRequest {
+        table_schema: pb::TableSchema {
+            table_name: Some(pb::TableName {
+                namespace: ns.as_bytes().to_vec(),
+                qualifier: b"t".to_vec(),
+            }),
+            column_families: vec![pb::ColumnFamilySchema {
+                name: b"f".to_vec(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let r = m.call("CreateTable", &table_in("nope"), b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.NamespaceNotFoundException")
+    );
+    let _: pb::CreateTableResponse = m.call("CreateTable", &table_in("ns1"), b"").message();
+    let del = pb::DeleteNamespaceRequest {
+        namespace_name: "ns1".into(),
+        ..Default::default()
+    };
+    let r = m.call("DeleteNamespace", &del, b"");
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.constraint.ConstraintException"),
+        "a namespace with tables stays"
+    );
+    let names: pb::ListTableNamesByNamespaceResponse = m
+        .call(
+            "ListTableNamesByNamespace",
+            &pb::ListTableNamesByNamespaceRequest {
+                namespace_name: "ns1".into(),
+            },
+            b"",
+        )
+        .message();
+    assert_eq!(names.table_name.len(), 1);
+    let t = table_name("t");
+    let t = pb::TableName {
+        namespace: b"ns1".to_vec(),
+        ..t
+    };
+    let _: pb::DisableTableResponse = m
+        .call(
+            "DisableTable",
+            &pb::DisableTableRequest {
+                table_name: t.clone(),
+                ..Default::default()
+            },
+            b"",
+        )
+        .message();
+    let _: pb::DeleteTableResponse = m
+        .call(
+            "DeleteTable",
+            &pb::DeleteTableRequest {
+                table_name: t,
+                ..Default::default()
+            },
+            b"",
+        )
+        .message();
+    let _: pb::DeleteNamespaceResponse = m.call("DeleteNamespace", &del, b"").message();
+    assert_eq!(list(&mut m), vec!["default", "hbase"]);
+    let r = m.call(
+        "GetNamespaceDescriptor",
+        &pb::GetNamespaceDescriptorRequest {
+            namespace_name: "ns1".into(),
+        },
+        b"",
+    );
+    assert_eq!(
+        r.exception_class().as_deref(),
+        Some("org.apache.hadoop.hbase.NamespaceNotFoundException")
+    );
+}
