@@ -7,6 +7,7 @@ use cairn_rpc::wire::Call;
 use super::client::Target;
 use super::dispatch::{ok, Reply};
 use super::errors::RpcError;
+use super::master::now_ms;
 use super::meta;
 use super::Services;
 
@@ -87,10 +88,4 @@ impl Services {
             Err(e) => Some(Err(e)),
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }

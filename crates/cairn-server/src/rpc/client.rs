@@ -47,21 +47,7 @@ impl Services {
         req: &pb::GetRequest,
         out: &mut ResultWriter,
     ) -> Result<pb::GetResponse, RpcError> {
-        let g = &req.get;
-        let exists_only = g.existence_only.unwrap_or(false);
-        let get = get_from_pb(g)?;
-        let cells = match self.target(&req.region)? {
-            Target::Meta => meta::get(&self.rs, &self.location, get),
-            Target::Region(r) => r.get(get)?,
-        };
-        let result = if exists_only {
-            pb::Result {
-                exists: Some(!cells.is_empty()),
-                ..Default::default()
-            }
-        } else {
-            out.result(&cells)
-        };
+        let result = self.read_row(&self.target(&req.region)?, &req.get, out)?;
         Ok(pb::GetResponse {
             result: Some(result),
         })
@@ -207,7 +193,7 @@ impl Services {
         let mut parsed = parsed.into_iter().enumerate().peekable();
         while let Some((i, p)) = parsed.next() {
             let outcome: Result<Option<pb::Result>, RpcError> = match p {
-                Parsed::Get(g) => self.multi_get(&target, g, out).map(Some),
+                Parsed::Get(g) => self.read_row(&target, g, out).map(Some),
                 Parsed::Unsupported => Err(RpcError::bad_request(
                     "coprocessor service calls are not supported by cairn",
                 )),
@@ -298,7 +284,9 @@ impl Services {
         }
     }
 
-    fn multi_get(
+    /// One `Get` (of a `Get` call or a Multi's action): its cells as a `Result`, or only
+    /// whether there are any when it asks for existence.
+    fn read_row(
         &self,
         target: &Target,
         g: &pb::Get,

@@ -34,7 +34,8 @@ impl Procedures {
     }
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the epoch, as HBase's procedure and flush times are.
+pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
