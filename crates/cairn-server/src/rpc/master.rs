@@ -408,7 +408,7 @@ impl Services {
                 region_loads.push(pb::RegionLoad {
                     region_specifier: pb::RegionSpecifier {
                         r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
-                        value: meta::region_name_bytes(&r.info),
+                        value: r.info.region_name_bytes(),
                     },
                     stores: Some(get("storeCount") as u32),
                     storefiles: Some(get("storeFileCount") as u32),

@@ -69,20 +69,6 @@ pub fn region_info_pb(info: &cairn_region::RegionInfo) -> pb::RegionInfo {
     }
 }
 
-/// HBase's full region name as bytes: `<table>,<start key>,<region id>.<encoded>.` (the start
-/// key is arbitrary bytes, so this is not [`cairn_region::RegionInfo::region_name`]'s text).
-pub fn region_name_bytes(info: &cairn_region::RegionInfo) -> Vec<u8> {
-    let mut n = info.table.to_string().into_bytes();
-    n.push(b',');
-    n.extend_from_slice(&info.start_key);
-    n.push(b',');
-    n.extend_from_slice(info.region_id.to_string().as_bytes());
-    n.push(b'.');
-    n.extend_from_slice(info.encoded_name.as_bytes());
-    n.push(b'.');
-    n
-}
-
 /// Who serves the regions: this server.
 #[derive(Clone, Debug)]
 pub struct Location {
@@ -166,7 +152,7 @@ pub fn rows(rs: &RegionServer, at: &Location) -> Vec<Vec<KeyValue>> {
             &state.encode_to_vec(),
         )]);
         for r in &t.regions {
-            let row = region_name_bytes(&r.info);
+            let row = r.info.region_name_bytes();
             let sn = format!("{},{},{}", at.host, at.port, at.start_code);
             rows.push(vec![
                 cell(
@@ -298,7 +284,7 @@ mod tests {
     fn region_names_keep_binary_start_keys() {
         let info =
             cairn_region::RegionInfo::new(TableName::parse("ns:t").unwrap(), b"\xff\x00k", b"", 42);
-        let n = region_name_bytes(&info);
+        let n = info.region_name_bytes();
         let want = [
             &b"ns:t,\xff\x00k,42."[..],
             info.encoded_name.as_bytes(),
