@@ -13,6 +13,7 @@ import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.filter.FirstKeyOnlyFilter;
+import org.apache.hadoop.hbase.util.Bytes;
 
 /**
  * Counts a table's rows with a client-side full scan (FirstKeyOnlyFilter, so one cell per row
@@ -20,8 +21,12 @@ import org.apache.hadoop.hbase.filter.FirstKeyOnlyFilter;
  * what it wrote; this is the check, through HBase 2.6.1's own client.
  *
  * <pre>
- *   CountRows (--bootstrap HOST:PORT | --zk HOST:PORT) TABLE
+ *   CountRows (--bootstrap HOST:PORT | --zk HOST:PORT) TABLE [FAMILY:QUALIFIER]
  * </pre>
+ *
+ * <p>With a column, only rows holding that column count, and the line also gives the total
+ * bytes of its values and the sum of those values read as 8-byte longs (0 for any other
+ * length): what PE's append and increment commands leave behind ({@code ROWS BYTES SUM}).
  *
  * <p>{@code --bootstrap} selects the RPC connection registry, {@code --zk} the default
  * ZooKeeper registry. Exit status 2 on bad arguments, 1 on any client error.
@@ -74,23 +79,49 @@ public final class CountRows {
   }
 
   public static void main(String[] args) throws Exception {
-    String usage = "CountRows (--bootstrap HOST:PORT | --zk HOST:PORT) TABLE";
+    String usage = "CountRows (--bootstrap HOST:PORT | --zk HOST:PORT) TABLE [FAMILY:QUALIFIER]";
     Configuration conf = HBaseConfiguration.create();
     List<String> rest = registry(args, conf, usage);
-    if (rest.size() != 1) {
-      fail(usage, "name exactly one table");
+    if (rest.isEmpty() || rest.size() > 2) {
+      fail(usage, "name one table and at most one column");
+    }
+    byte[] family = null;
+    byte[] qualifier = null;
+    Scan scan = new Scan().setCaching(1000);
+    if (rest.size() == 2) {
+      String column = rest.get(1);
+      int colon = column.indexOf(':');
+      if (colon <= 0) {
+        fail(usage, "a column is FAMILY:QUALIFIER, got " + column);
+      }
+      family = Bytes.toBytes(column.substring(0, colon));
+      qualifier = Bytes.toBytes(column.substring(colon + 1));
+      scan.addColumn(family, qualifier);
+    } else {
+      scan.setFilter(new FirstKeyOnlyFilter());
     }
     long rows = 0;
-    Scan scan = new Scan().setFilter(new FirstKeyOnlyFilter()).setCaching(1000);
+    long bytes = 0;
+    long sum = 0;
     try (Connection conn = ConnectionFactory.createConnection(conf);
         Table table = conn.getTable(TableName.valueOf(rest.get(0)));
         ResultScanner scanner = table.getScanner(scan)) {
       for (Result r : scanner) {
-        if (!r.isEmpty()) {
-          rows++;
+        if (r.isEmpty()) {
+          continue;
+        }
+        rows++;
+        if (family != null) {
+          byte[] v = r.getValue(family, qualifier);
+          if (v != null) {
+            bytes += v.length;
+            if (v.length == Bytes.SIZEOF_LONG) {
+              sum += Bytes.toLong(v);
+            }
+          }
         }
       }
     }
-    System.out.println(rows);
+    System.out.println(family == null ? Long.toString(rows) : rows + " " + bytes + " " + sum);
   }
 }
