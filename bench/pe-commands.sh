@@ -11,6 +11,8 @@
 #
 #   bench/pe-commands.sh [--cairn BIN]        # start `BIN serve` on free ports (default target/debug/cairn)
 #   bench/pe-commands.sh --addr HOST:PORT     # a cairn (or HBase) already serving HBase RPC there
+#                                             # (with no PE_CAS table yet: increment and append
+#                                             # add to what an earlier run left there)
 #   options: --zk HOST:PORT                   # the client finds the server through ZooKeeper
 #                                             # (with --cairn: BIN serve --zookeeper HOST:PORT)
 #            --rows N (default 1000)          # rows per client for the write and read commands
