@@ -15,6 +15,7 @@
 #                                             # add to what an earlier run left there)
 #   options: --zk HOST:PORT                   # the client finds the server through ZooKeeper
 #                                             # (with --cairn: BIN serve --zookeeper HOST:PORT)
+#            --zk start                       # ... a ZooKeeper started here from the interop jars
 #            --rows N (default 1000)          # rows per client for the write and read commands
 #            --md FILE                        # also write the table as Markdown to FILE
 #            KEEP=1                           # keep the work dir (PE logs, server log)
@@ -49,15 +50,35 @@ fi
 
 work=$(mktemp -d /tmp/pe-commands.XXXXXX)
 server_pid=
+zk_pid=
 cleanup() {
     if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
         kill -TERM "$server_pid" 2>/dev/null || true
         for _ in $(seq 1 40); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.25; done
         kill -KILL "$server_pid" 2>/dev/null || true
     fi
+    if [ -n "$zk_pid" ]; then kill -TERM "$zk_pid" 2>/dev/null || true; wait "$zk_pid" 2>/dev/null || true; fi
     if [ -n "${KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+
+if [ "$zk" = start ]; then
+    zk_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    # port, data dir, tick ms, connections per client address (each PE thread opens a session)
+    java -Xmx128m -Dzookeeper.admin.enableServer=false -cp "$root/interop/hbase/target/lib/*" \
+        org.apache.zookeeper.server.ZooKeeperServerMain "$zk_port" "$work/zk" 2000 300 \
+        >"$work/zookeeper.log" 2>&1 &
+    zk_pid=$!
+    zk=127.0.0.1:$zk_port
+    for _ in $(seq 1 240); do
+        # `srvr` answers "Zookeeper version" once the server serves.
+        if (exec 3<>"/dev/tcp/127.0.0.1/$zk_port" && printf srvr >&3 && grep -q 'Zookeeper version' <&3) 2>/dev/null; then
+            break
+        fi
+        kill -0 "$zk_pid" 2>/dev/null || { cat "$work/zookeeper.log" >&2; exit 1; }
+        sleep 0.25
+    done
+fi
 
 if [ -z "$addr" ]; then
     mkdir -p "$work/data"
