@@ -70,14 +70,18 @@ if [ "$zk" = start ]; then
         >"$work/zookeeper.log" 2>&1 &
     zk_pid=$!
     zk=127.0.0.1:$zk_port
+    zk_up=
     for _ in $(seq 1 240); do
         # `srvr` answers "Zookeeper version" once the server serves.
         if (exec 3<>"/dev/tcp/127.0.0.1/$zk_port" && printf srvr >&3 && grep -q 'Zookeeper version' <&3) 2>/dev/null; then
+            zk_up=1
             break
         fi
         kill -0 "$zk_pid" 2>/dev/null || { cat "$work/zookeeper.log" >&2; exit 1; }
         sleep 0.25
     done
+    [ -n "$zk_up" ] || { echo "ZooKeeper on $zk_port did not serve within 60 s" >&2; exit 1; }
+    echo "zookeeper on $zk" >&2
 fi
 
 if [ -z "$addr" ]; then
