@@ -266,7 +266,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
             call: Box::new(call),
             queued: Instant::now(),
         };
-        if let Err(crossbeam_channel::TrySendError::Full(_)) = s.queue.try_send(job) {
+        if s.queue.try_push(job).is_err() {
             metrics.exception(errors::CALL_QUEUE_TOO_BIG);
             let e = RpcError::new(
                 errors::CALL_QUEUE_TOO_BIG,
@@ -306,9 +306,9 @@ fn too_big(conn: &Conn, stream: &mut TcpStream, len: i32, e: &WireError) {
 }
 
 /// A handler thread: runs queued calls until told to stop.
-pub fn handler_loop(s: &Arc<Shared>, rx: crossbeam_channel::Receiver<Job>) {
-    while let Ok(job) = rx.recv() {
-        let Job::Call { conn, call, queued } = job else {
+pub fn handler_loop(s: &Arc<Shared>) {
+    loop {
+        let Job::Call { conn, call, queued } = s.queue.pop() else {
             return;
         };
         let started = Instant::now();
