@@ -12,8 +12,9 @@
 # randomRead and randomRead --multiGet=100 at each of THREADS client threads, scanRange10000
 # --filterAll at SCAN_THREADS, sequentialWrite (a fresh table per run) at WRITE_THREADS. Each
 # run is sized from the previous runs' speed to last about RUN_SECONDS. Collected per run:
-# rows/s, PE's per-thread latency percentiles, the server process's CPU time (/proc/PID/stat)
-# and the PE client JVM's (/usr/bin/time). One progress line per run.
+# rows/s, PE's per-thread latency percentiles, and the CPU time of the server process and of
+# the PE client JVM inside PE's timed window (bench/pe/sample.py samples /proc/PID/stat every
+# 50 ms; PE's log stamps bound the window). One progress line per run.
 #
 #   bench/pe-vs-hbase.sh                 # ROWS=100000 ROUNDS=3 RUN_SECONDS=6, ~25-30 minutes
 #   ROWS=5000 ROUNDS=1 THREADS="1 5" SCAN_THREADS=1 WRITE_THREADS=1 bench/pe-vs-hbase.sh  # smoke
@@ -32,7 +33,7 @@
 #
 # Output: OUT/results.json, OUT/report.md (also printed), OUT/pe-threads.png, OUT/logs/ (every
 # PE, YCSB and server log). Needs java 17, mvn (once, for interop/hbase's jars), python3 (a venv
-# with matplotlib is made in target/bench-venv), /usr/bin/time. Not part of the test suite.
+# with matplotlib is made in target/bench-venv). Not part of the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -78,16 +79,6 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# user + system clock ticks of a process (all its threads, live and finished)
-cpu_ticks() {
-    local stat rest
-    stat=$(cat "/proc/$1/stat")
-    rest=${stat##*) }
-    # shellcheck disable=SC2086
-    set -- $rest
-    echo $((${12} + ${13}))
-}
-clk_tck=$(getconf CLK_TCK)
 
 # ---- binaries and jars -------------------------------------------------------------------
 if [ -z "${CAIRN_BIN:-}" ]; then
@@ -99,7 +90,7 @@ case "$CAIRN_BIN" in /*) ;; *) CAIRN_BIN="$root/$CAIRN_BIN" ;; esac
 
 interop=interop/hbase/target/cairn-hbase-interop-0.1.0.jar
 if [ ! -f "$interop" ] || [ -n "$(find interop/hbase/src interop/hbase/pom.xml -newer "$interop" -type f | head -1)" ]; then
-    mvn -q -B ${MVN_OFFLINE:+-o} -f interop/hbase/pom.xml package -DskipTests
+    mvn -q -B -Dstyle.color=never ${MVN_OFFLINE:+-o} -f interop/hbase/pom.xml package -DskipTests
 fi
 jars="$root/$interop:$root/interop/hbase/target/lib/*"
 mkdir -p "$work/classes"
@@ -129,6 +120,7 @@ mkdir -p "$work/client"
 cat >"$work/client/log4j.properties" <<'EOF'
 log4j.rootLogger=WARN,console
 log4j.logger.org.apache.hadoop.hbase.PerformanceEvaluation=INFO
+log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.target=System.err
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
@@ -239,22 +231,20 @@ run_pe() {
         --seconds "$seconds" --rows "$loaded" --guess "$guess")
     [ "$cycles" != 1 ] && extra+=(--cycles="$cycles")
     [ "$sample" != 1.0 ] && extra+=(--sampleRate="$sample")
+    # latencies leave out each thread's first 5% of rows (per cycle): the client JVM's warm-up
+    [ "$kind" = read ] && extra+=(--measureAfter=$((rows / 20)))
     for opt in "$@"; do
         case "$opt" in --multiGet=*) multiget=${opt#--multiGet=} ;; esac
     done
     case "$command" in scanRange*) scan=(--scan-range "${command#scanRange}" --loaded "$loaded") ;; esac
     local log="$OUT/logs/$server-r$round-$label-t$threads.log"
-    local c0 c1
-    c0=$(cpu_ticks "$server_pid")
-    /usr/bin/time -f '%U %S %e' -o "$log.time" \
+    "$venv/bin/python" bench/pe/sample.py --pid "$server_pid" --out "$log.cpu.json" -- \
         java -Xms512m -Xmx"$CLIENT_HEAP" "${jvm[@]}" -Dlog4j.configuration="file:$work/client/log4j.properties" \
         -cp "$client_cp" org.apache.hadoop.hbase.PerformanceEvaluation --nomapred \
         --rows="$rows" "${extra[@]}" "$@" "$command" "$threads" >"$log" 2>&1 || true
-    c1=$(cpu_ticks "$server_pid")
-    report pe --results "$results" --log "$log" --server "$server" --round "$round" \
-        --label "$label" --command "$command" --threads "$threads" --rows "$rows" \
-        --cycles "$cycles" --multiget "$multiget" --clk-tck "$clk_tck" \
-        --server-cpu0 "$c0" --server-cpu1 "$c1" --client-time "$log.time" "${warm[@]}" "${scan[@]}"
+    report pe --results "$results" --log "$log" --samples "$log.cpu.json" --server "$server" \
+        --round "$round" --label "$label" --command "$command" --threads "$threads" \
+        --rows "$rows" --cycles "$cycles" --multiget "$multiget" "${warm[@]}" "${scan[@]}"
 }
 
 ycsb_ready=
@@ -275,19 +265,16 @@ if [ -n "$YCSB" ]; then
 fi
 
 run_ycsb() { # SERVER ROUND WORKLOAD PHASE
-    local server=$1 round=$2 w=$3 phase=$4 log c0 c1 mode=(-t)
+    local server=$1 round=$2 w=$3 phase=$4 log mode=(-t)
     log="$OUT/logs/$server-r$round-ycsb-$w-$phase.log"
     [ "$phase" = load ] && mode=(-load)
-    c0=$(cpu_ticks "$server_pid")
-    /usr/bin/time -f '%U %S %e' -o "$log.time" \
+    "$venv/bin/python" bench/pe/sample.py --pid "$server_pid" --out "$log.cpu.json" -- \
         java -Xms512m -Xmx"$CLIENT_HEAP" "${jvm[@]}" -Dlog4j.configuration="file:$work/client/log4j.properties" \
         -cp "$client_cp" site.ycsb.Client "${mode[@]}" -db "$YCSB_BINDING" -P "interop/hbase/ycsb/workload$w" \
         -p columnfamily=family -p recordcount="$YCSB_RECORDS" -p operationcount=2000000000 \
         -p maxexecutiontime="$YCSB_SECONDS" -threads "$YCSB_THREADS" >"$log" 2>&1 || true
-    c1=$(cpu_ticks "$server_pid")
-    report ycsb --results "$results" --log "$log" --server "$server" --round "$round" \
-        --workload "$w" --phase "$phase" --threads "$YCSB_THREADS" --clk-tck "$clk_tck" \
-        --server-cpu0 "$c0" --server-cpu1 "$c1" --client-time "$log.time"
+    report ycsb --results "$results" --log "$log" --samples "$log.cpu.json" --server "$server" \
+        --round "$round" --workload "$w" --phase "$phase" --threads "$YCSB_THREADS"
 }
 
 one_server() { # SERVER ROUND

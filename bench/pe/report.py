@@ -6,12 +6,12 @@ logs into one JSON record per run, and writes the report.
         --seconds X --rows N --guess G
         prints "ROWS_PER_THREAD CYCLES SAMPLE_RATE" for a PE run of about X seconds (load: N
         rows in all)
-  pe    --results F --log LOG --server S --round R --label L --command C --threads T
-        --rows N --cycles C --multiget M --clk-tck HZ --server-cpu0 TICKS --server-cpu1 TICKS
-        --client-time FILE [--warmup] [--scan-range K]
-        parses one PE log, appends its record to F, prints one progress line
-  ycsb  --results F --log LOG --server S --round R --workload W --phase load|run --threads T
-        --clk-tck HZ --server-cpu0 TICKS --server-cpu1 TICKS --client-time FILE
+  pe    --results F --log LOG --samples S.json --server S --round R --label L --command C
+        --threads T --rows N --cycles C --multiget M [--warmup] [--scan-range K --loaded N]
+        parses one PE log (and bench/pe/sample.py's CPU samples of the run), appends its
+        record to F, prints one progress line
+  ycsb  --results F --log LOG --samples S.json --server S --round R --workload W
+        --phase load|run --threads T
         the same for one YCSB run
   report --results F --meta META --out DIR
         DIR/results.json, DIR/report.md (also printed) and DIR/pe-threads.png
@@ -23,14 +23,20 @@ set with `--cycles` (each thread walks its rows that many times) or, for short r
 `--sampleRate` (each thread sends only every N-th of its rows: PE logs N as "Sampling 1 every N").
 The operations a thread sent are therefore cycles x #{i in [offset, offset+rows) : i % N == 0},
 counted here from PE's own log lines rather than trusted from the plan.
+
+CPU per row: the server's CPU time (and the client's) inside the timed window, from the first
+thread's "Timed test starting" to the last thread's "Finished" (PE's log timestamps),
+interpolated between bench/pe/sample.py's samples; the whole run's is kept as well.
 """
 import argparse
+import datetime
 import json
 import math
 import os
 import re
 import statistics
-import sys
+import time
+from bisect import bisect_left
 from collections import defaultdict
 
 SERVERS = ["cairn", "hbase"]
@@ -101,7 +107,8 @@ def cmd_plan(a):
 # ---------------------------------------------------------------------------------------------
 # PE log parsing
 
-LINE = re.compile(r"\[(TestClient-\d+)\] PerformanceEvaluation: (.*)$")
+LINE = re.compile(r"^(\S+ \S+) \S+\s+\[(TestClient-\d+)\] PerformanceEvaluation: (.*)$")
+TIMED = re.compile(r"^Timed test starting in thread")
 START = re.compile(r"Start class \S+ at offset (\d+) for (\d+) rows")
 SAMPLING = re.compile(r"Sampling 1 every (\d+) out of (\d+) total rows")
 LATENCY = re.compile(r"^Latency \(us\) : (.*)$")
@@ -109,16 +116,25 @@ MEASURES = re.compile(r"^Num measures \(latency\) : (\d+)")
 FINISHED = re.compile(r"^Finished (TestClient-\d+) in (\d+)ms over (\d+) rows")
 
 
+def log_time(stamp):
+    """A log4j ISO8601 stamp (local time, as the JVM logs it) -> Unix time."""
+    dt = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f")
+    return time.mktime(dt.timetuple()) + dt.microsecond / 1e6
+
+
 def parse_pe_log(text):
-    """Per client thread: offset, rows, sampling step, duration, latency percentiles."""
+    """Per client thread: offset, rows, sampling step, duration, latency percentiles, and when
+    its timed test started and finished."""
     threads = defaultdict(dict)
     for line in text.splitlines():
         m = LINE.search(line)
         if not m:
             continue
-        t, msg = m.group(1), m.group(2)
+        t, msg = m.group(2), m.group(3)
         d = threads[t]
-        if (s := START.search(msg)):
+        if TIMED.match(msg):
+            d["t_start"] = log_time(m.group(1))
+        elif (s := START.search(msg)):
             d["offset"], d["rows"] = int(s.group(1)), int(s.group(2))
         elif (s := SAMPLING.search(msg)):
             d["every"] = int(s.group(1))
@@ -132,6 +148,7 @@ def parse_pe_log(text):
             d["measures"] = int(s.group(1))
         elif (s := FINISHED.match(msg)):
             d["ms"] = int(s.group(2))
+            d["t_end"] = log_time(m.group(1))
     return dict(threads)
 
 
@@ -149,19 +166,47 @@ def expected_scan_rows(key_range, loaded, width):
     return total / key_range
 
 
-def read_time_file(path):
-    """/usr/bin/time -f '%U %S %e' output (the last line; earlier ones are its warnings)."""
+def read_samples(path):
     try:
         with open(path) as f:
-            lines = [line.split() for line in f if line.strip()]
-        u, s, e = (float(x) for x in lines[-1][:3])
-        return {"client_user_s": u, "client_sys_s": s, "client_wall_s": e}
-    except (OSError, ValueError, IndexError):
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def at(samples, col, t):
+    """Column col (1: server ticks, 2: client ticks) interpolated at Unix time t."""
+    pts = [(s[0], s[col]) for s in samples if s[col] is not None]
+    if not pts:
+        return None
+    times = [p[0] for p in pts]
+    i = bisect_left(times, t)
+    if i == 0:
+        return pts[0][1]
+    if i >= len(pts):
+        return pts[-1][1]
+    (t0, v0), (t1, v1) = pts[i - 1], pts[i]
+    return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v1
+
+
+def cpu_fields(samples, window=None):
+    """The client's and the server's CPU seconds over the whole run and inside window."""
+    if not samples:
         return {}
-
-
-def server_cpu(a):
-    return (a.server_cpu1 - a.server_cpu0) / a.clk_tck
+    hz, ss = samples["clk_tck"], samples["samples"]
+    out = {"client_user_s": samples["client_user_s"], "client_sys_s": samples["client_sys_s"],
+           "client_wall_s": samples["wall_s"]}
+    first, last = at(ss, 1, ss[0][0]), at(ss, 1, ss[-1][0])
+    if first is not None and last is not None:
+        out["server_cpu_s"] = (last - first) / hz
+    if window:
+        s0, s1 = at(ss, 1, window[0]), at(ss, 1, window[1])
+        c0, c1 = at(ss, 2, window[0]), at(ss, 2, window[1])
+        if s0 is not None and s1 is not None:
+            out["server_cpu_timed_s"] = (s1 - s0) / hz
+        if c0 is not None and c1 is not None:
+            out["client_cpu_timed_s"] = (c1 - c0) / hz
+    return out
 
 
 def cmd_pe(a):
@@ -172,9 +217,10 @@ def cmd_pe(a):
         "kind": "pe", "server": a.server, "round": a.round, "label": a.label,
         "command": a.command, "threads": a.threads, "warmup": a.warmup,
         "rows_per_thread": a.rows, "cycles": a.cycles, "multiget": a.multiget,
-        "log": os.path.basename(a.log), "server_cpu_s": server_cpu(a),
+        "log": os.path.basename(a.log),
     }
-    rec.update(read_time_file(a.client_time))
+    samples = read_samples(a.samples)
+    rec.update(cpu_fields(samples))
     done = [d for d in threads.values() if "ms" in d and "latency" in d and "rows" in d]
     if len(done) != a.threads:
         rec["ok"] = False
@@ -187,6 +233,11 @@ def cmd_pe(a):
         return
     ops = sum(a.cycles * sent(d["offset"], d["rows"], d.get("every", 1)) for d in done)
     wall = max(d["ms"] for d in done) / 1000.0
+    starts = [d["t_start"] for d in done if "t_start" in d]
+    ends = [d["t_end"] for d in done if "t_end" in d]
+    if starts and ends:
+        rec["timed_window_s"] = max(ends) - min(starts)
+        rec.update(cpu_fields(samples, (min(starts), max(ends))))
     key_range = a.rows * a.threads
     rec.update({
         "ok": True, "ops": ops, "wall_s": wall, "every": done[0].get("every", 1),
@@ -203,14 +254,17 @@ def cmd_pe(a):
     else:
         rec["unit"] = "rows"
     rec["rate"] = ops / wall if wall > 0 else 0.0
-    rec["server_cpu_us_per_op"] = rec["server_cpu_s"] * 1e6 / ops if ops else None
+    # CPU inside the timed window; the whole run's when the window is unknown
+    scpu = rec.get("server_cpu_timed_s", rec.get("server_cpu_s"))
+    ccpu = rec.get("client_cpu_timed_s")
+    rec["server_cpu_us_per_op"] = scpu * 1e6 / ops if ops and scpu is not None else None
+    rec["client_cpu_us_per_op"] = ccpu * 1e6 / ops if ops and ccpu is not None else None
     append_record(a.results, rec)
-    cli = rec.get("client_user_s", 0) + rec.get("client_sys_s", 0)
     print("%-6s r%d %-16s t=%-3d %9d %s in %6.2f s = %10.0f %s/s  p50 %8.0f us  p99 %8.0f us"
-          "  server CPU %6.2f s (%7.1f us/%s)  client CPU %6.2f s"
+          "  CPU in the timed window: server %6.2f s (%7.1f us/%s), client %6.2f s"
           % (a.server, a.round, a.label + (" (warm-up)" if a.warmup else ""), a.threads, ops,
              rec["unit"], wall, rec["rate"], rec["unit"], rec["p50_us"], rec["p99_us"],
-             rec["server_cpu_s"], rec["server_cpu_us_per_op"], rec["unit"][:-1], cli))
+             scpu or 0, rec["server_cpu_us_per_op"] or 0, rec["unit"][:-1], ccpu or 0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,9 +287,8 @@ def cmd_ycsb(a):
     rec = {
         "kind": "ycsb", "server": a.server, "round": a.round, "workload": a.workload,
         "phase": a.phase, "threads": a.threads, "log": os.path.basename(a.log),
-        "server_cpu_s": server_cpu(a),
     }
-    rec.update(read_time_file(a.client_time))
+    rec.update(cpu_fields(read_samples(a.samples)))
     overall = sections.get("OVERALL", {})
     if "Throughput(ops/sec)" not in overall:
         rec["ok"] = False
@@ -259,7 +312,8 @@ def cmd_ycsb(a):
     rec.update({
         "ok": True, "rate": overall["Throughput(ops/sec)"],
         "wall_s": overall.get("RunTime(ms)", 0) / 1000.0, "ops": ops, "per_op": ops_by,
-        "server_cpu_us_per_op": rec["server_cpu_s"] * 1e6 / ops if ops else None,
+        "server_cpu_us_per_op": rec["server_cpu_s"] * 1e6 / ops
+        if ops and rec.get("server_cpu_s") is not None else None,
     })
     append_record(a.results, rec)
     lat = "  ".join("%s %d ops avg %.0f us p99 %.0f us%s"
@@ -268,7 +322,7 @@ def cmd_ycsb(a):
                     for k, v in sorted(ops_by.items()))
     print("%-6s r%d ycsb %s %-4s t=%-3d %10.0f ops/s  server CPU %6.2f s (%6.1f us/op)  %s"
           % (a.server, a.round, a.workload, a.phase, a.threads, rec["rate"],
-             rec["server_cpu_s"], rec["server_cpu_us_per_op"] or 0, lat))
+             rec.get("server_cpu_s") or 0, rec["server_cpu_us_per_op"] or 0, lat))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +375,7 @@ def pe_table(records):
     out = [
         "| command | threads | cairn rows/s best / median | HBase rows/s best / median "
         "| cairn/HBase best / median | p99 µs cairn / HBase | server CPU µs/row cairn / HBase "
-        "| HBase/cairn CPU per row | client CPU s cairn / HBase | rounds |",
+        "| HBase/cairn CPU per row | client CPU µs/row cairn / HBase | rounds |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     summary = []
@@ -335,8 +389,8 @@ def pe_table(records):
         cp, hp = med([r["p99_us"] for r in c]), med([r["p99_us"] for r in h])
         ccpu = med([r["server_cpu_us_per_op"] for r in c])
         hcpu = med([r["server_cpu_us_per_op"] for r in h])
-        ccl = med([r.get("client_user_s", 0) + r.get("client_sys_s", 0) for r in c])
-        hcl = med([r.get("client_user_s", 0) + r.get("client_sys_s", 0) for r in h])
+        ccl = med([r.get("client_cpu_us_per_op") for r in c])
+        hcl = med([r.get("client_cpu_us_per_op") for r in h])
         name = label if unit == "rows" else "%s (scans/s, µs/scan)" % label
         notes = ["%s %d failed" % (s, failed[(label, threads, s)]) for s in SERVERS
                  if failed.get((label, threads, s))]
@@ -344,16 +398,15 @@ def pe_table(records):
                    % (name, threads, fmt_rate(cb), fmt_rate(cm), fmt_rate(hb), fmt_rate(hm),
                       fmt_ratio(cb, hb), fmt_ratio(cm, hm), fmt_us(cp), fmt_us(hp),
                       fmt_us(ccpu), fmt_us(hcpu), fmt_ratio(hcpu, ccpu),
-                      "%.1f" % ccl if ccl is not None else "—",
-                      "%.1f" % hcl if hcl is not None else "—", len(c), len(h),
+                      fmt_us(ccl), fmt_us(hcl), len(c), len(h),
                       "; " + ", ".join(notes) if notes else ""))
         summary.append({
             "label": label, "threads": threads, "unit": unit,
             "cairn": {"best": cb, "median": cm, "p99_us_median": cp,
-                      "server_cpu_us_per_op_median": ccpu, "client_cpu_s_median": ccl,
+                      "server_cpu_us_per_op_median": ccpu, "client_cpu_us_per_op_median": ccl,
                       "runs": len(c)},
             "hbase": {"best": hb, "median": hm, "p99_us_median": hp,
-                      "server_cpu_us_per_op_median": hcpu, "client_cpu_s_median": hcl,
+                      "server_cpu_us_per_op_median": hcpu, "client_cpu_us_per_op_median": hcl,
                       "runs": len(h)},
             "ratio_best": cb / hb if cb and hb else None,
             "ratio_median": cm / hm if cm and hm else None,
@@ -482,8 +535,12 @@ def cmd_report(a):
         "duration, no JVM start-up); multiGet counts rows, not batches. p99 = the largest of "
         "the threads' 99th percentiles (PE's per-thread \"Latency (us)\" line; per request, so "
         "per 100-row batch for multiGet; PE samples 1028 latencies per thread), median over "
-        "rounds. Server CPU = user + system time of the server process (/proc/PID/stat) over "
-        "the PE run, JVM start-up included; client CPU = the PE JVM's, start-up included.",
+        "rounds; for reads and scans the first 5% of each thread's rows (per cycle) are not "
+        "measured "
+        "(--measureAfter: the client JVM's warm-up). CPU = user + system time of the server "
+        "process and of the PE JVM (/proc/PID/stat, sampled every 50 ms) inside the timed "
+        "window (first thread's start to last thread's finish, PE's log stamps), median over "
+        "rounds: JVM start-up, connection set-up and region lookups are left out.",
         "- Each random read draws keys from the whole loaded table (rows per thread = rows / "
         "threads; PE's --cycles or --sampleRate set the length).",
     ]
@@ -527,10 +584,7 @@ def main():
         q.add_argument("--server", required=True)
         q.add_argument("--round", type=int, required=True)
         q.add_argument("--threads", type=int, required=True)
-        q.add_argument("--clk-tck", type=float, required=True)
-        q.add_argument("--server-cpu0", type=int, required=True)
-        q.add_argument("--server-cpu1", type=int, required=True)
-        q.add_argument("--client-time", required=True)
+        q.add_argument("--samples", required=True)
 
     q = sub.add_parser("pe")
     common(q)
