@@ -25,7 +25,7 @@
 # Settings (environment): ROWS (100000), ROUNDS (3), THREADS ("1 2 5 10 25 50 75"),
 # RUN_SECONDS (6), SCAN_THREADS ("1 4"), WRITE_THREADS ("1 4"), LOAD_CLIENTS (4),
 # WARMUP_SECONDS (5), CACHE_MB (1024; HBase's share of its heap must stay <= 0.4),
-# HBASE_HEAP_MB (4096), CLIENT_HEAP (2g), SERVERS ("cairn hbase"), CAIRN_BIN (default:
+# HBASE_HEAP_MB (4096), CLIENT_HEAP (4g: PE keeps 9 reservoirs of 512 K longs per thread, ~2.8 GB at 75 threads), SERVERS ("cairn hbase"), CAIRN_BIN (default:
 # target/release/cairn, built with cargo when CAIRN_BIN is unset), OUT (default
 # bench/results/<date>-pe-vs-hbase), KEEP=1 (keep the scratch directory), MVN_OFFLINE=1,
 # SMOKE=1 (marks the report as a smoke run), YCSB=1, YCSB_RECORDS (100000), YCSB_SECONDS (20),
@@ -49,7 +49,7 @@ WARMUP_SECONDS=${WARMUP_SECONDS:-5}
 WARMUP_THREADS=${WARMUP_THREADS:-2}
 CACHE_MB=${CACHE_MB:-1024}
 HBASE_HEAP_MB=${HBASE_HEAP_MB:-4096}
-CLIENT_HEAP=${CLIENT_HEAP:-2g}
+CLIENT_HEAP=${CLIENT_HEAP:-4g}
 SERVERS=${SERVERS:-"cairn hbase"}
 VALUE_SIZE=1000
 YCSB=${YCSB:-}
@@ -265,14 +265,15 @@ if [ -n "$YCSB" ]; then
 fi
 
 run_ycsb() { # SERVER ROUND WORKLOAD PHASE
-    local server=$1 round=$2 w=$3 phase=$4 log mode=(-t)
+    local server=$1 round=$2 w=$3 phase=$4 log mode=(-t -p maxexecutiontime="$YCSB_SECONDS")
     log="$OUT/logs/$server-r$round-ycsb-$w-$phase.log"
+    # the load inserts every record, however long that takes
     [ "$phase" = load ] && mode=(-load)
     "$venv/bin/python" bench/pe/sample.py --pid "$server_pid" --out "$log.cpu.json" -- \
         java -Xms512m -Xmx"$CLIENT_HEAP" "${jvm[@]}" -Dlog4j.configuration="file:$work/client/log4j.properties" \
         -cp "$client_cp" site.ycsb.Client "${mode[@]}" -db "$YCSB_BINDING" -P "interop/hbase/ycsb/workload$w" \
         -p columnfamily=family -p recordcount="$YCSB_RECORDS" -p operationcount=2000000000 \
-        -p maxexecutiontime="$YCSB_SECONDS" -threads "$YCSB_THREADS" >"$log" 2>&1 || true
+        -threads "$YCSB_THREADS" >"$log" 2>&1 || true
     report ycsb --results "$results" --log "$log" --samples "$log.cpu.json" --server "$server" \
         --round "$round" --workload "$w" --phase "$phase" --threads "$YCSB_THREADS"
 }
@@ -316,6 +317,7 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 echo "$ROWS rows x $VALUE_SIZE B, $ROUNDS rounds, threads $THREADS, ~$RUN_SECONDS s per run;" \
     "block cache $cache_bytes bytes (HBase: $hbase_fraction of a ${HBASE_HEAP_MB} MiB heap); output $OUT"
 loaded=$((ROWS / LOAD_CLIENTS * LOAD_CLIENTS))
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date +%s)
 for round in $(seq 1 "$ROUNDS"); do
     order=$SERVERS
@@ -323,7 +325,9 @@ for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 0 ]; then order=$(echo "$SERVERS" | tr ' ' '\n' | tac | tr '\n' ' '); fi
     for server in $order; do one_server "$server" "$round"; done
 done
-echo "all rounds: $(($(date +%s) - started)) s"
+elapsed=$(($(date +%s) - started))
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "all rounds: $elapsed s; load average $load_start at the start, $load_end at the end"
 
 # ---- report ------------------------------------------------------------------------------
 python3 - "$work/meta.json" <<EOF
@@ -352,7 +356,8 @@ meta = {
     "git_commit": out("git", "rev-parse", "--short", "HEAD"),
     "java": (subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines() or [""])[0],
     "client_jvm": "java -Xmx$CLIENT_HEAP, Java 17 flags",
-    "cpu_model": model, "nproc": os.cpu_count(),
+    "cpu_model": model, "nproc": os.cpu_count(), "elapsed_s": $elapsed,
+    "loadavg_start": "$load_start", "loadavg_end": "$load_end",
     "ycsb": bool("$ycsb_ready"), "ycsb_note": "$ycsb_note", "ycsb_binding": "$YCSB_BINDING",
     "ycsb_threads": $YCSB_THREADS, "ycsb_records": $YCSB_RECORDS, "ycsb_seconds": $YCSB_SECONDS,
 }

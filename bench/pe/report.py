@@ -99,7 +99,7 @@ def cmd_plan(a):
     if per_thread >= rows:
         print(rows, max(1, round(per_thread / rows)), 1.0)
         return
-    every = max(1, int(rows / per_thread))
+    every = max(1, round(rows / per_thread))
     # PE computes (int)(1 / sampleRate) in float arithmetic: aim between two integers.
     print(rows, 1, 1.0 if every == 1 else 1.0 / (every + 0.5))
 
@@ -217,7 +217,7 @@ def cmd_pe(a):
         "kind": "pe", "server": a.server, "round": a.round, "label": a.label,
         "command": a.command, "threads": a.threads, "warmup": a.warmup,
         "rows_per_thread": a.rows, "cycles": a.cycles, "multiget": a.multiget,
-        "log": os.path.basename(a.log),
+        "log": os.path.basename(a.log), "unit": "scans" if a.scan_range else "rows",
     }
     samples = read_samples(a.samples)
     rec.update(cpu_fields(samples))
@@ -249,10 +249,7 @@ def cmd_pe(a):
         "mean_us": statistics.mean(d["latency"]["mean"] for d in done),
     })
     if a.scan_range:
-        rec["unit"] = "scans"
         rec["rows_per_scan"] = expected_scan_rows(key_range, a.loaded, a.scan_range)
-    else:
-        rec["unit"] = "rows"
     rec["rate"] = ops / wall if wall > 0 else 0.0
     # CPU inside the timed window; the whole run's when the window is unknown
     scpu = rec.get("server_cpu_timed_s", rec.get("server_cpu_s"))
@@ -308,10 +305,13 @@ def cmd_ycsb(a):
                 "ops": int(s["Operations"]), "avg_us": s.get("AverageLatency(us)"),
                 "p99_us": s.get("99thPercentileLatency(us)"), "not_ok": int(failed),
             }
-    ops = sum(v["ops"] for k, v in ops_by.items() if not k.endswith("-FAILED"))
+    # YCSB counts a read-modify-write also as its read and its update: take the total from
+    # the overall throughput and run time
+    wall = overall.get("RunTime(ms)", 0) / 1000.0
+    ops = round(overall["Throughput(ops/sec)"] * wall)
     rec.update({
         "ok": True, "rate": overall["Throughput(ops/sec)"],
-        "wall_s": overall.get("RunTime(ms)", 0) / 1000.0, "ops": ops, "per_op": ops_by,
+        "wall_s": wall, "ops": ops, "per_op": ops_by,
         "server_cpu_us_per_op": rec["server_cpu_s"] * 1e6 / ops
         if ops and rec.get("server_cpu_s") is not None else None,
     })
@@ -366,9 +366,11 @@ def pe_table(records):
     groups = defaultdict(lambda: defaultdict(list))
     failed = defaultdict(int)
     for r in runs:
+        g = groups[(r["label"], r["threads"])]
         if r.get("ok"):
-            groups[(r["label"], r["threads"])][r["server"]].append(r)
+            g[r["server"]].append(r)
         else:
+            g.setdefault(r["server"], [])
             failed[(r["label"], r["threads"], r["server"])] += 1
     keys = sorted(groups, key=lambda k: (LABEL_ORDER.index(k[0]) if k[0] in LABEL_ORDER
                                          else 99, k[0], k[1]))
@@ -383,7 +385,7 @@ def pe_table(records):
         label, threads = key
         g = groups[key]
         c, h = g.get("cairn", []), g.get("hbase", [])
-        unit = (c or h)[0]["unit"]
+        unit = next((r.get("unit", "rows") for r in runs if r["label"] == label), "rows")
         cb, cm = best([r["rate"] for r in c]), med([r["rate"] for r in c])
         hb, hm = best([r["rate"] for r in h]), med([r["rate"] for r in h])
         cp, hp = med([r["p99_us"] for r in c]), med([r["p99_us"] for r in h])
@@ -411,7 +413,8 @@ def pe_table(records):
             "ratio_best": cb / hb if cb and hb else None,
             "ratio_median": cm / hm if cm and hm else None,
             "cpu_ratio_hbase_over_cairn": hcpu / ccpu if hcpu and ccpu else None,
-            "rows_per_scan": (c or h)[0].get("rows_per_scan"),
+            "rows_per_scan": next((r["rows_per_scan"] for r in c + h if "rows_per_scan" in r),
+                                  None),
         })
     return out, summary
 
@@ -519,9 +522,11 @@ def cmd_report(a):
         % (m.get("date"), m.get("rounds"), m.get("loaded_rows"), m.get("value_size"),
            m.get("load_clients"), m.get("run_seconds")),
         "",
-        "- Machine: %s, %s CPUs; servers one at a time (each round: one server started, loaded, "
-        "every command run, stopped; then the other; the order alternates between rounds)."
-        % (m.get("cpu_model"), m.get("nproc")),
+        "- Machine: %s, %s CPUs (load average %s before the run, %s after; the run took %s s); "
+        "servers one at a time (each round: one server started, loaded, every command run, "
+        "stopped; then the other; the order alternates between rounds)."
+        % (m.get("cpu_model"), m.get("nproc"), m.get("loadavg_start"), m.get("loadavg_end"),
+           m.get("elapsed_s")),
         "- cairn: `%s` (%s), block cache `hfile.block.cache.size=%s` bytes."
         % (m.get("cairn_bin"), m.get("cairn_version"), m.get("cache_bytes")),
         "- HBase 2.6.1 standalone (master, region server and ZooKeeper in one JVM, local "
@@ -534,7 +539,8 @@ def cmd_report(a):
         "- rows/s = rows the threads sent / the slowest thread's time (PE's own per-thread "
         "duration, no JVM start-up); multiGet counts rows, not batches. p99 = the largest of "
         "the threads' 99th percentiles (PE's per-thread \"Latency (us)\" line; per request, so "
-        "per 100-row batch for multiGet; PE samples 1028 latencies per thread), median over "
+        "per 100-row batch for multiGet; PE keeps a uniform sample of up to 512 K latencies per "
+        "thread), median over "
         "rounds; for reads and scans the first 5% of each thread's rows (per cycle) are not "
         "measured "
         "(--measureAfter: the client JVM's warm-up). CPU = user + system time of the server "
@@ -548,7 +554,7 @@ def cmd_report(a):
     if scans:
         md.append("- scanRange10000 --filterAll: each scan reads up to 10,000 rows on the server "
                   "and returns none (about %.0f rows each here); its columns are scans/s and "
-                  "server CPU µs per scan." % scans[0]["rows_per_scan"])
+                  "server CPU µs per scan." % (scans[0]["rows_per_scan"] or 0))
     md += ["", "## PE", ""] + pe_lines
     if y_lines:
         md += ["", "## YCSB 0.17.0 (binding %s, %s threads)"
