@@ -125,6 +125,10 @@ log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.target=System.err
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1}: %m%n
+# PE's progress lines (ten per thread and cycle) are left out: megabytes at 75 threads
+log4j.appender.console.filter.1=org.apache.log4j.varia.StringMatchFilter
+log4j.appender.console.filter.1.StringToMatch=row [start=
+log4j.appender.console.filter.1.AcceptOnMatch=false
 EOF
 client_conf() { # $1: bootstrap HOST:PORT
     cat >"$work/client/hbase-site.xml" <<EOF

@@ -517,6 +517,12 @@ def cmd_report(a):
     if m.get("smoke"):
         md += ["**Smoke run** (tiny sizes, to check the script works): not a measurement.", ""]
     md += [
+        "Settings: ROWS=%s ROUNDS=%s THREADS=\"%s\" SCAN_THREADS=\"%s\" WRITE_THREADS=\"%s\" "
+        "RUN_SECONDS=%s WARMUP_SECONDS=%s CACHE_MB=%s (git %s)."
+        % (m.get("rows"), m.get("rounds"), m.get("threads"), m.get("scan_threads"),
+           m.get("write_threads"), m.get("run_seconds"), m.get("warmup_seconds"),
+           (m.get("cache_bytes") or 0) // 1048576, m.get("git_commit")),
+        "",
         "%s; %s rounds; %s rows x %s B loaded by PE sequentialWrite (--presplit=4, %s clients), "
         "flushed, read once in full (block cache warm) before the timed runs; about %s s per run."
         % (m.get("date"), m.get("rounds"), m.get("loaded_rows"), m.get("value_size"),
@@ -549,6 +555,9 @@ def cmd_report(a):
         "rounds: JVM start-up, connection set-up and region lookups are left out.",
         "- Each random read draws keys from the whole loaded table (rows per thread = rows / "
         "threads; PE's --cycles or --sampleRate set the length).",
+        "- The PE client JVM shares the machine's CPUs with the server: where its CPU per row "
+        "is well above the server's, the client sets rows/s, and server CPU per row is the "
+        "fairer comparison.",
     ]
     scans = [s for s in pe_summary if s["unit"] == "scans"]
     if scans:
