@@ -37,7 +37,7 @@ impl BetweenRequests for ReadAhead<'_> {
 }
 
 /// Whether `fd` has bytes to read, or has closed or failed, right now (no waiting).
-fn readable(fd: std::os::fd::RawFd) -> bool {
+pub(crate) fn readable(fd: std::os::fd::RawFd) -> bool {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,

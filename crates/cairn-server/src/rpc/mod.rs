@@ -18,9 +18,9 @@ mod dispatch;
 pub mod errors;
 pub mod filter;
 mod master;
-mod queue;
 pub mod meta;
 pub mod metrics;
+mod queue;
 mod registry;
 pub mod scanners;
 

@@ -92,7 +92,11 @@ mod tests {
         q.push(4);
         assert_eq!((q.pop(), q.pop(), q.pop()), (1, 2, 4));
         assert!(q.state.lock().items.is_empty());
-        assert_eq!(CallQueue::new(0).try_push(()), Ok(()), "capacity is at least one");
+        assert_eq!(
+            CallQueue::new(0).try_push(()),
+            Ok(()),
+            "capacity is at least one"
+        );
     }
 
     #[test]
