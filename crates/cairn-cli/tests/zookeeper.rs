@@ -236,7 +236,11 @@ fn hbase_clients_find_cairn_through_zookeeper() {
     // expires them. A new incarnation on the same data and port takes the master znode over.
     drop(first);
     let second = Server::start(data.path(), &args);
-    wait_for_stdout(&second, "registered in zookeeper");
+    let out = wait_for_stdout(&second, "registered in zookeeper");
+    assert!(
+        !out.contains("another master"),
+        "the killed incarnation's master znode was not taken over:\n{out}"
+    );
     let (name2, cluster_id2) = identity(&second);
     assert_ne!(name2, name1, "a new start code");
     assert_eq!(cluster_id2, cluster_id, "same data dir, same cluster id");
