@@ -18,8 +18,10 @@ mod serve;
 mod zookeeper;
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serve::{tail, Server};
@@ -46,7 +48,11 @@ fn free_port() -> u16 {
 
 /// What a running cairn said about itself: (server name, cluster id).
 fn identity(server: &Server) -> (String, String) {
-    let out = server.stdout.lock().unwrap().clone();
+    identity_in(&server.stdout.lock().unwrap())
+}
+
+/// The server name and cluster id in cairn's start-up lines `out`.
+fn identity_in(out: &str) -> (String, String) {
     let between = |from: &str, to: &str| -> String {
         let at = out
             .find(from)
@@ -348,4 +354,112 @@ fn unreachable_zookeeper_fails_naming_the_quorum() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+/// A child process killed (and reaped) when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// Polls `check` (about once a second, each a JVM run) until it holds or `limit` passes.
+fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> Result<(), String>) {
+    let deadline = Instant::now() + limit;
+    loop {
+        match check() {
+            Ok(()) => return,
+            Err(e) if Instant::now() >= deadline => panic!("{what} not within {limit:?}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(500)),
+        }
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn registers_again_after_the_session_expires() {
+    let Some(cp) = classpath() else { return };
+    let zk = ZooKeeper::start(&cp);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    // ZooKeeper's shortest session (2 ticks of 2 s), so a stopped process expires quickly.
+    let child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args([
+            "--thrift",
+            "127.0.0.1:0",
+            "--http",
+            "",
+            "--hbase",
+            "127.0.0.1:0",
+        ])
+        .args(["--zookeeper", &zk.connect_string()])
+        .args(["-D", "zookeeper.session.timeout=4000"])
+        .stdin(Stdio::null())
+        .stdout(File::create(&out).expect("stdout file"))
+        .stderr(File::create(&err).expect("stderr file"))
+        .spawn()
+        .expect("run cairn serve");
+    let mut child = Reaped(child);
+    let pid = child.0.id();
+    eventually(Duration::from_secs(60), "registration", || {
+        read(&out)
+            .contains("registered in zookeeper")
+            .then_some(())
+            .ok_or_else(|| read(&err))
+    });
+    let (name, _) = identity_in(&read(&out));
+    assert_eq!(view(&cp, &zk)["master"], name);
+
+    // Stopped past its session timeout: ZooKeeper expires the session and its ephemerals.
+    signal(pid, "-STOP");
+    eventually(
+        Duration::from_secs(60),
+        "expiry of the stopped server's znodes",
+        || {
+            let v = view(&cp, &zk);
+            (v["master"] == "-" && rs_children(&v).is_empty())
+                .then_some(())
+                .ok_or_else(|| format!("{v:#?}"))
+        },
+    );
+    signal(pid, "-CONT");
+    eventually(
+        Duration::from_secs(60),
+        "registration in a new session",
+        || {
+            let v = view(&cp, &zk);
+            (v["master"] == name
+                && rs_children(&v) == vec![name.clone()]
+                && v["meta"] == format!("{name} OPEN"))
+            .then_some(())
+            .ok_or_else(|| format!("{v:#?}\nstderr:\n{}", read(&err)))
+        },
+    );
+    assert!(
+        read(&err).contains("registering again in a new session"),
+        "{}",
+        read(&err)
+    );
+
+    signal(pid, "-TERM");
+    let status = child.0.wait().expect("wait");
+    assert!(status.success(), "{status}: {}", read(&err));
+    assert_eq!(view(&cp, &zk)["master"], "-");
 }
