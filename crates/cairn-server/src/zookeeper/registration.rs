@@ -190,6 +190,8 @@ async fn keep_registered(
             "zookeeper session {state:?} (quorum {}): registering again in a new session",
             config.connect_string()
         );
+        // Retried every second until it works; the first failure is logged, not each.
+        let mut logged = false;
         loop {
             match register(&config, &identity).await {
                 Ok(client) => {
@@ -201,7 +203,10 @@ async fn keep_registered(
                     break;
                 }
                 Err(e) => {
-                    tracing::warn!("registering in zookeeper again: {e}");
+                    if !logged {
+                        tracing::warn!("registering in zookeeper again: {e}; retrying");
+                        logged = true;
+                    }
                     tokio::time::sleep(RETRY_PAUSE).await;
                 }
             }
