@@ -270,7 +270,7 @@ pub fn region_server_znode(identity: &Identity) -> pb::RegionServerInfo {
         info_port: Some(identity.info_port.map_or(-1, i32::from)),
         version_info: Some(pb::VersionInfo {
             version: "2.6.1".into(),
-            url: "https://github.com/cairn".into(),
+            url: "cairn".into(),
             revision: format!("cairn {}", env!("CARGO_PKG_VERSION")),
             user: "cairn".into(),
             date: String::new(),
