@@ -679,3 +679,39 @@ def test_toml_config_with_hbase_property_names(tmp_path):
                         "--http", ""], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert "hbase.client.scanner.timeout.period" in p.stderr
+
+
+def test_shell_equivalents(conn):
+    """docs/shell.md's happybase column, in the order of its table: each shell command's
+    equivalent does what the shell command does."""
+    c = conn
+    c.create_table("shell_t", {"cf": dict(max_versions=3)})
+    t = c.table("shell_t")
+    assert b"shell_t" in c.tables()
+    assert c.is_table_enabled("shell_t")
+    assert t.families()[b"cf"]["max_versions"] == 3
+    t.put(b"r1", {b"cf:a": b"v"})
+    assert t.row(b"r1") == {b"cf:a": b"v"}
+    t.put(b"r1", {b"cf:a": b"v2"})
+    assert t.cells(b"r1", b"cf:a", versions=3) == [b"v2", b"v"]
+    for k in (b"a", b"f", b"m", b"z"):
+        t.put(k, {b"cf:a": k, b"cf:b": k})
+    assert [k for k, _ in t.scan(row_start=b"a", row_stop=b"m", limit=10)] == [b"a", b"f"]
+    assert [d for _, d in t.scan(row_start=b"a", row_stop=b"b", columns=[b"cf:a"])] == [
+        {b"cf:a": b"a"}
+    ]
+    assert sum(1 for _ in t.scan(filter="FirstKeyOnlyFilter()")) == 5
+    t.delete(b"a", columns=[b"cf:a"])
+    assert t.row(b"a") == {b"cf:b": b"a"}
+    t.delete(b"f")
+    assert t.row(b"f") == {}
+    assert t.counter_inc(b"r1", b"cf:n", 5) == 5
+    assert t.counter_get(b"r1", b"cf:n") == 5
+    c.compact_table("shell_t")
+    c.compact_table("shell_t", major=True)
+    assert len(t.regions()) == 1
+    c.disable_table("shell_t")
+    assert not c.is_table_enabled("shell_t")
+    c.enable_table("shell_t")
+    c.delete_table("shell_t", disable=True)
+    assert b"shell_t" not in c.tables()

@@ -1,5 +1,6 @@
-//! `cairn serve`: HBase's Thrift1 gateway and metrics over the embedded region server, until
-//! SIGINT or SIGTERM, then an orderly stop that flushes every memstore.
+//! `cairn serve`: HBase's Thrift1 gateway, native RPC and metrics over the embedded region
+//! server, registered in ZooKeeper when asked, until SIGINT or SIGTERM, then an orderly stop
+//! that leaves ZooKeeper and flushes every memstore.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,9 +36,14 @@ pub struct ServeArgs {
     #[arg(short = 'b', long = "bind", value_name = "ADDRESS")]
     bind: Option<String>,
     /// HBase native RPC address (HBase's Java client, Admin, hbase pe, YCSB) [default:
-    /// 127.0.0.1:16020]; "" turns it off; port 0 picks a free port.
-    #[arg(long, value_name = "HOST:PORT")]
+    /// 127.0.0.1:16020]; "" turns it off; port 0 picks a free port. Given twice, the last wins.
+    #[arg(long, value_name = "HOST:PORT", overrides_with = "hbase")]
     hbase: Option<String>,
+    /// Register in this ZooKeeper as HBase's master and region server, so clients with
+    /// HBase's default ZooKeeper registry find cairn (hbase.zookeeper.quorum; a chroot may
+    /// follow the last host: zk1:2181,zk2:2181/cairn). Without it, no ZooKeeper.
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    zookeeper: Option<String>,
     /// HTTP address for /metrics, /jmx and /health [default: 127.0.0.1:9095]; "" turns it off.
     #[arg(long, value_name = "HOST:PORT")]
     http: Option<String>,
@@ -80,6 +86,9 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     }
     if let Some(h) = &a.hbase {
         config.set("hbase", h)?;
+    }
+    if let Some(z) = &a.zookeeper {
+        config.set("zookeeper", z)?;
     }
     if let Some(b) = &a.bind {
         config.set("hbase.regionserver.thrift.ipaddress", b)?;
@@ -126,10 +135,23 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(h) => println!("cairn serve: http on {h} (/metrics, /jmx, /health)"),
         None => println!("cairn serve: http off"),
     }
+    if let (Some(z), Some(r)) = (server.zookeeper(), server.rpc()) {
+        println!(
+            "cairn serve: registered in zookeeper {} under {} (master and region server {}, session 0x{:x})",
+            z.connect_string(),
+            z.parent(),
+            r.server_name(),
+            z.session_id()
+        );
+    }
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    println!("cairn serve: stopping (flushing memstores)");
+    if server.zookeeper().is_some() {
+        println!("cairn serve: stopping (leaving zookeeper, flushing memstores)");
+    } else {
+        println!("cairn serve: stopping (flushing memstores)");
+    }
     server.shutdown()?;
     println!("cairn serve: stopped");
     Ok(ExitCode::SUCCESS)
@@ -184,6 +206,26 @@ mod tests {
         assert!(c.rpc.is_none());
         let c = config_of(&["-D", "hbase.regionserver.port=16030"]);
         assert_eq!(c.rpc.unwrap().addr, "127.0.0.1:16030");
+        // A wrapper's default first, the caller's choice after it.
+        let c = config_of(&["--hbase", "127.0.0.1:0", "--hbase", "127.0.0.1:16040"]);
+        assert_eq!(c.rpc.unwrap().addr, "127.0.0.1:16040");
+    }
+
+    #[test]
+    fn zookeeper_quorum() {
+        assert!(!config_of(&[]).zookeeper.enabled());
+        let c = config_of(&["--zookeeper", "zk1,zk2:2182"]);
+        assert_eq!(c.zookeeper.connect_string(), "zk1:2181,zk2:2182");
+        let c = config_of(&[
+            "-D",
+            "hbase.zookeeper.quorum=a",
+            "-D",
+            "hbase.zookeeper.property.clientPort=2999",
+        ]);
+        assert_eq!(c.zookeeper.connect_string(), "a:2999");
+        // The option wins over the property.
+        let c = config_of(&["-D", "hbase.zookeeper.quorum=a", "--zookeeper", "b:1"]);
+        assert_eq!(c.zookeeper.connect_string(), "b:1");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! thrift = "127.0.0.1:9090"          # or hbase.regionserver.thrift.ipaddress / .port
 //! http = "127.0.0.1:9095"            # or hbase.thrift.info.bindAddress / .port; "" = off
 //! hbase = "127.0.0.1:16020"          # native RPC; or hbase.regionserver.ipc.address / .port; "" = off
+//! zookeeper = "zk1:2181,zk2:2181"    # register there; or hbase.zookeeper.quorum; absent = no ZooKeeper
 //! "hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 2
 //! "hbase.client.scanner.timeout.period" = 60000
 //! "hfile.block.cache.size" = 268435456
@@ -26,6 +27,7 @@ use cairn_thrift::Limits;
 
 use crate::handler::HandlerConfig;
 use crate::rpc::RpcConfig;
+use crate::zookeeper::ZkConfig;
 
 /// Everything `cairn serve` needs.
 #[derive(Clone, Debug)]
@@ -49,6 +51,10 @@ pub struct Config {
     /// What the Thrift1 handler needs: scanner lease (`hbase.client.scanner.timeout.period`),
     /// open-scanner and per-call row limits.
     pub handler: HandlerConfig,
+    /// Where to register as HBase's master and region server (`--zookeeper`,
+    /// `hbase.zookeeper.quorum`, `hbase.zookeeper.property.clientPort`,
+    /// `zookeeper.znode.parent`, `zookeeper.session.timeout`); no quorum = no ZooKeeper.
+    pub zookeeper: ZkConfig,
     /// Every `name = value` given, in order, for the region server and block cache.
     pub properties: Vec<(String, String)>,
 }
@@ -63,6 +69,7 @@ impl Default for Config {
             limits: Limits::default(),
             max_connections: 1000,
             handler: HandlerConfig::default(),
+            zookeeper: ZkConfig::default(),
             properties: Vec::new(),
         }
     }
@@ -236,6 +243,36 @@ impl Config {
                     rpc.scanner_lease = lease;
                 }
             }
+            "zookeeper" | "hbase.zookeeper.quorum" => {
+                if v.split('/')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .any(|h| h.trim().is_empty())
+                    && !v.is_empty()
+                {
+                    return Err(bad(key, value, "an empty host in the quorum"));
+                }
+                self.zookeeper.quorum = v.to_string();
+            }
+            "hbase.zookeeper.property.clientPort" => {
+                let port = positive()?;
+                self.zookeeper.client_port =
+                    u16::try_from(port).map_err(|_| bad(key, value, "not a port (1 to 65535)"))?;
+            }
+            "zookeeper.znode.parent" => {
+                if !v.starts_with('/') || (v.len() > 1 && v.ends_with('/')) || v.contains("//") {
+                    return Err(bad(
+                        key,
+                        value,
+                        "a znode path: starts with /, no empty parts, no trailing /",
+                    ));
+                }
+                self.zookeeper.parent = v.to_string();
+            }
+            "zookeeper.session.timeout" => {
+                self.zookeeper.session_timeout = Duration::from_millis(positive()? as u64);
+            }
             "cairn.thrift.max.open.scanners" => self.handler.max_open_scanners = positive()?,
             "cairn.thrift.max.rows.per.call" => self.handler.max_rows_per_call = positive()?,
             "cairn.thrift.scanner.read_ahead.bytes" => {
@@ -364,6 +401,43 @@ data = "/tmp/x"
         assert!(c.rpc.is_none());
         c.set("hbase", "127.0.0.1:0").unwrap();
         assert_eq!(c.rpc.as_ref().unwrap().addr, "127.0.0.1:0");
+    }
+
+    #[test]
+    fn zookeeper_by_hbase_names() {
+        let mut c = Config::default();
+        assert!(
+            !c.zookeeper.enabled(),
+            "no ZooKeeper unless a quorum is given"
+        );
+        c.apply_toml(
+            r#"
+[properties]
+"hbase.zookeeper.quorum" = "zk1,zk2:2182"
+"hbase.zookeeper.property.clientPort" = 2281
+"zookeeper.znode.parent" = "/cairn"
+"zookeeper.session.timeout" = 30000
+"#,
+            "zk.toml",
+        )
+        .unwrap();
+        assert!(c.zookeeper.enabled());
+        assert_eq!(c.zookeeper.connect_string(), "zk1:2281,zk2:2182");
+        assert_eq!(c.zookeeper.path("master"), "/cairn/master");
+        assert_eq!(c.zookeeper.session_timeout, Duration::from_secs(30));
+        c.set("zookeeper", "127.0.0.1:2181/chroot").unwrap();
+        assert_eq!(c.zookeeper.connect_string(), "127.0.0.1:2181/chroot");
+        for (k, v) in [
+            ("hbase.zookeeper.property.clientPort", "70000"),
+            ("hbase.zookeeper.property.clientPort", "0"),
+            ("zookeeper.znode.parent", "hbase"),
+            ("zookeeper.znode.parent", "/hbase/"),
+            ("zookeeper.session.timeout", "-1"),
+            ("hbase.zookeeper.quorum", "a,,b"),
+        ] {
+            let e = c.set(k, v).unwrap_err().to_string();
+            assert!(e.contains(k), "{e}");
+        }
     }
 
     #[test]

@@ -10,8 +10,10 @@
 //! `/jmx`, `/health`, orderly shutdown that flushes memstores), what each native RPC call
 //! means ([`rpc`]: `ClientService`, `MasterService`, `AdminService`, `ClientMetaService`,
 //! a virtual `hbase:meta`), configuration with HBase's
-//! property names ([`config`]), and metrics sources per subsystem with Prometheus and JMX
-//! renderings ([`metrics`]).
+//! property names ([`config`]), metrics sources per subsystem with Prometheus and JMX
+//! renderings ([`metrics`]), and registration in ZooKeeper as HBase's master and region
+//! server ([`zookeeper`]: the znodes and their byte formats, the session), so clients with
+//! HBase's default ZooKeeper registry find the server.
 //!
 //! **Does not own:** Thrift's bytes (cairn-thrift: IDL, generated code, protocol detection and
 //! input bounds), the native RPC's bytes (cairn-rpc: frames, protobufs, cell blocks), storage (cairn-region and below), command-line parsing and signals
@@ -24,6 +26,7 @@ pub mod handler;
 pub mod metrics;
 pub mod rpc;
 pub mod server;
+pub mod zookeeper;
 
 pub use config::{Config, ConfigError};
 pub use handler::{Handler, HandlerConfig};

@@ -1,6 +1,7 @@
 //! The running server: the Thrift listener (a thread per connection, at most
-//! `max_connections`), the HTTP endpoint, the scanner-lease reaper, and an orderly stop that
-//! closes connections and then the region server, which flushes every memstore.
+//! `max_connections`), the HTTP endpoint, the scanner-lease reaper, the ZooKeeper
+//! registration, and an orderly stop that first leaves ZooKeeper (so clients stop being sent
+//! here), then closes connections and the region server, which flushes every memstore.
 
 use std::collections::HashMap;
 use std::io;
@@ -20,6 +21,7 @@ use crate::config::Config;
 use crate::handler::Handler;
 use crate::metrics::{self, ThriftMetrics};
 use crate::rpc::{RpcMetrics, RpcServer};
+use crate::zookeeper::{Identity, Registration, ZkError};
 
 /// Between a connection's requests, reads ahead for the scanner it last read from, until the
 /// client's next request arrives (or the connection closes).
@@ -37,7 +39,7 @@ impl BetweenRequests for ReadAhead<'_> {
 }
 
 /// Whether `fd` has bytes to read, or has closed or failed, right now (no waiting).
-fn readable(fd: std::os::fd::RawFd) -> bool {
+pub(crate) fn readable(fd: std::os::fd::RawFd) -> bool {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -77,6 +79,13 @@ pub enum ServeError {
     /// Closing the region server (flushing memstores) failed at shutdown.
     #[error("closing the region server: {0}")]
     Close(cairn_region::RegionError),
+    /// Registering in ZooKeeper failed at start, or unregistering at shutdown.
+    #[error(transparent)]
+    ZooKeeper(#[from] ZkError),
+    /// A ZooKeeper quorum was given but the native RPC is off: there would be nothing for
+    /// the znodes to point at.
+    #[error("zookeeper registration needs the hbase rpc listener (--hbase / hbase.regionserver.port), which is off")]
+    ZooKeeperWithoutRpc,
 }
 
 struct Shared {
@@ -101,6 +110,7 @@ pub struct Server {
     reaper: Option<JoinHandle<()>>,
     http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
     rpc: Option<RpcServer>,
+    zookeeper: Option<Registration>,
 }
 
 impl Server {
@@ -117,6 +127,9 @@ impl Server {
 
     /// Serves an already open region server.
     pub fn start_with(rs: Arc<RegionServer>, config: Config) -> Result<Server, ServeError> {
+        if config.zookeeper.enabled() && config.rpc.is_none() {
+            return Err(ServeError::ZooKeeperWithoutRpc);
+        }
         let listener =
             TcpListener::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
                 what: "thrift",
@@ -205,7 +218,7 @@ impl Server {
                 .expect("spawn http");
             (srv, h)
         });
-        Ok(Server {
+        let mut server = Server {
             shared,
             thrift_addr,
             http_addr,
@@ -213,7 +226,28 @@ impl Server {
             reaper: Some(reaper),
             http,
             rpc,
-        })
+            zookeeper: None,
+        };
+        // Last: clients are sent here once everything serves. On failure `server` is
+        // dropped, which stops what was started.
+        if let (true, Some(rpc)) = (server.shared.config.zookeeper.enabled(), &server.rpc) {
+            let info_port = server.http_addr.map(|a| a.port());
+            let identity =
+                Identity::from_server_name(&rpc.server_name(), rpc.cluster_id(), info_port)
+                    .ok_or_else(|| {
+                        ZkError::Thread(format!("unreadable server name {}", rpc.server_name()))
+                    })?;
+            server.zookeeper = Some(Registration::start(
+                server.shared.config.zookeeper.clone(),
+                identity,
+            )?);
+        }
+        Ok(server)
+    }
+
+    /// The ZooKeeper registration, if a quorum was configured.
+    pub fn zookeeper(&self) -> Option<&Registration> {
+        self.zookeeper.as_ref()
     }
 
     /// The bound Thrift1 address (the real port when port 0 was asked for).
@@ -256,12 +290,16 @@ impl Server {
         &self.shared.rs
     }
 
-    /// Stops accepting, closes every connection (a request being answered finishes first, as
-    /// far as the socket allows), stops the HTTP server and closes the region server, which
-    /// flushes every memstore to store files.
+    /// Leaves ZooKeeper (removing the master, meta location, running and region server
+    /// znodes, so clients stop being sent here), stops accepting, closes every connection (a
+    /// request being answered finishes first, as far as the socket allows), stops the HTTP
+    /// server and closes the region server, which flushes every memstore to store files.
+    /// A ZooKeeper failure does not stop the flush; it is reported after it.
     pub fn shutdown(mut self) -> Result<(), ServeError> {
+        let left = self.zookeeper.take().map_or(Ok(()), Registration::stop);
         self.stop_threads();
-        self.shared.rs.close().map_err(ServeError::Close)
+        self.shared.rs.close().map_err(ServeError::Close)?;
+        left.map_err(ServeError::from)
     }
 
     fn stop_threads(&mut self) {
@@ -300,6 +338,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // Dropping the registration leaves ZooKeeper first, as `shutdown` does.
+        drop(self.zookeeper.take());
         self.stop_threads();
     }
 }

@@ -2,8 +2,9 @@
 //! handlers; responses are written by whichever handler finishes a call, under the
 //! connection's write lock.
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,9 @@ use prost::Message;
 
 use super::errors::{self, RpcError};
 use super::Shared;
+
+/// The reader's buffer: several small calls per receive.
+const READ_BUFFER: usize = 64 << 10;
 
 /// How long writing one response may block before the connection is given up.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -227,11 +231,14 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
     // once a response cannot be written for this long.
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let writer = stream.try_clone().map_err(|e| e.to_string())?;
+    let fd = stream.as_raw_fd();
     let conn = Arc::new(Conn {
         service,
         codec,
         writer: Mutex::new(writer),
     });
+    // One receive usually brings a call's length and its frame, and any calls behind it.
+    let mut stream = BufReader::with_capacity(READ_BUFFER, stream);
     loop {
         if !read_full(&mut stream, &mut prefix).map_err(|e| e.to_string())? {
             return Ok(());
@@ -260,13 +267,22 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
                 return Err(e.to_string());
             }
         };
+        // A cheap call with nothing behind it on this connection runs here on the reader:
+        // handing it to a handler would cost a thread wake-up and a context switch, more than
+        // the call itself (a cached get takes a few microseconds). Calls behind it, or long
+        // ones (scans, admin), go to the handlers so that a connection's calls run in
+        // parallel.
+        if inline(&call) && stream.buffer().is_empty() && !crate::server::readable(fd) {
+            run(s, &conn, &call, Instant::now());
+            continue;
+        }
         let id = call.id();
         let job = Job::Call {
             conn: conn.clone(),
             call: Box::new(call),
             queued: Instant::now(),
         };
-        if let Err(crossbeam_channel::TrySendError::Full(_)) = s.queue.try_send(job) {
+        if s.queue.try_push(job).is_err() {
             metrics.exception(errors::CALL_QUEUE_TOO_BIG);
             let e = RpcError::new(
                 errors::CALL_QUEUE_TOO_BIG,
@@ -285,7 +301,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
 
 /// Answers a request over the size limit with `RequestTooBigException` (for the call whose
 /// header starts the frame, if it can be read) and ends the connection, as HBase does.
-fn too_big(conn: &Conn, stream: &mut TcpStream, len: i32, e: &WireError) {
+fn too_big(conn: &Conn, stream: &mut impl Read, len: i32, e: &WireError) {
     let mut head = [0u8; 64];
     let mut id = wire::NO_CALL_ID;
     if len > 0 {
@@ -306,45 +322,57 @@ fn too_big(conn: &Conn, stream: &mut TcpStream, len: i32, e: &WireError) {
 }
 
 /// A handler thread: runs queued calls until told to stop.
-pub fn handler_loop(s: &Arc<Shared>, rx: crossbeam_channel::Receiver<Job>) {
-    while let Ok(job) = rx.recv() {
-        let Job::Call { conn, call, queued } = job else {
+pub fn handler_loop(s: &Arc<Shared>) {
+    loop {
+        let Job::Call { conn, call, queued } = s.queue.pop() else {
             return;
         };
-        let started = Instant::now();
-        // A bug must cost one call its answer, not the server a handler thread.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            super::dispatch::call(&s.services, &conn, &call)
-        }))
-        .unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            tracing::error!("rpc handler panicked in {}: {what}", call.method());
-            Err(RpcError::new(
-                errors::IO_EXCEPTION,
-                format!("internal error in {}: {what}", call.method()),
-                false,
-            ))
-        });
-        let processed = started.elapsed();
-        let frame = match &outcome {
-            Ok((msg, block)) => wire::encode_response(call.id(), Some(msg.as_ref()), None, block),
-            Err(e) => {
-                s.services.metrics.exception(e.class);
-                wire::encode_response(call.id(), None, Some(e.to_response()), b"")
-            }
-        };
-        s.services.metrics.call_done(
-            conn.service,
-            call.method(),
-            started.duration_since(queued),
-            processed,
-            call.size,
-            frame.len(),
-        );
-        conn.send(&frame);
+        run(s, &conn, &call, queued);
     }
+}
+
+/// Whether `call` is short enough to run on the connection's reader: single-row reads and
+/// writes and batches of them, never a scan (which may run up to half its timeout) nor an
+/// admin or master call.
+fn inline(call: &Call) -> bool {
+    matches!(call.method(), "Get" | "Mutate" | "Multi")
+}
+
+/// Runs one call and writes its answer.
+fn run(s: &Shared, conn: &Conn, call: &Call, queued: Instant) {
+    let started = Instant::now();
+    // A bug must cost one call its answer, not the server a thread.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        super::dispatch::call(&s.services, conn, call)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        tracing::error!("rpc handler panicked in {}: {what}", call.method());
+        Err(RpcError::new(
+            errors::IO_EXCEPTION,
+            format!("internal error in {}: {what}", call.method()),
+            false,
+        ))
+    });
+    let processed = started.elapsed();
+    let frame = match &outcome {
+        Ok((msg, block)) => wire::encode_response(call.id(), Some(msg.as_ref()), None, block),
+        Err(e) => {
+            s.services.metrics.exception(e.class);
+            wire::encode_response(call.id(), None, Some(e.to_response()), b"")
+        }
+    };
+    s.services.metrics.call_done(
+        conn.service,
+        call.method(),
+        started.duration_since(queued),
+        processed,
+        call.size,
+        frame.len(),
+    );
+    conn.send(&frame);
 }

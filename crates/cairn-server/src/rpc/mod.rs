@@ -20,6 +20,7 @@ pub mod filter;
 mod master;
 pub mod meta;
 pub mod metrics;
+mod queue;
 mod registry;
 pub mod scanners;
 
@@ -112,7 +113,7 @@ struct Shared {
     stop: AtomicBool,
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
-    queue: crossbeam_channel::Sender<Job>,
+    queue: queue::CallQueue<Job>,
 }
 
 impl RpcServer {
@@ -151,23 +152,22 @@ impl RpcServer {
             info_port,
             rs,
         };
-        let (tx, rx) = crossbeam_channel::bounded::<Job>(config.max_queue_length.max(1));
+        let queue_length = config.max_queue_length;
         let shared = Arc::new(Shared {
             services,
             config,
             stop: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
-            queue: tx,
+            queue: queue::CallQueue::new(queue_length),
         });
         let mut handlers = Vec::new();
         for i in 0..shared.config.handlers.max(1) {
-            let rx = rx.clone();
             let s = shared.clone();
             handlers.push(
                 std::thread::Builder::new()
                     .name(format!("cairn-rpc-handler-{i}"))
-                    .spawn(move || connection::handler_loop(&s, rx))?,
+                    .spawn(move || connection::handler_loop(&s))?,
             );
         }
         let s = shared.clone();
@@ -232,10 +232,9 @@ impl RpcServer {
         while !s.conns.lock().is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        // The handlers end when the queue's last sender (the readers' and ours) is gone; they
-        // are told by a poison job each instead, since `Shared` keeps a sender.
+        // Each handler ends at a stop job of its own.
         for _ in 0..self.handlers.len() {
-            let _ = s.queue.send(Job::Stop);
+            s.queue.push(Job::Stop);
         }
         for h in self.handlers.drain(..) {
             let _ = h.join();

@@ -98,6 +98,12 @@ final class ClientApiAdmin {
       r.check("cluster metrics cluster id", id != null && !id.isEmpty(), "a non-empty id",
           String.valueOf(id));
     });
+    r.run("cluster version", () -> {
+      String v = c.admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.HBASE_VERSION))
+          .getHBaseVersion();
+      r.check("cluster metrics hbase version", v != null && v.startsWith("2."), "a 2.x version",
+          String.valueOf(v));
+    });
     r.run("namespaces", () -> {
       TreeSet<String> names = new TreeSet<>();
       for (NamespaceDescriptor d : c.admin.listNamespaceDescriptors()) {
@@ -105,6 +111,16 @@ final class ClientApiAdmin {
       }
       r.check("namespaces", names.contains("default") && names.contains("hbase"),
           "default and hbase among them", names.toString());
+    });
+    r.run("namespace create, list, delete", () -> {
+      // What the shell's create_namespace, list_namespace and drop_namespace do.
+      String ns = c.main.getNameAsString().replaceAll("[^A-Za-z0-9_]", "_") + "_ns";
+      c.admin.createNamespace(NamespaceDescriptor.create(ns).build());
+      r.check("createNamespace listed", namespaces(c).contains(ns), "listed " + ns,
+          namespaces(c).toString());
+      c.admin.deleteNamespace(ns);
+      r.check("deleteNamespace gone", !namespaces(c).contains(ns), "without " + ns,
+          namespaces(c).toString());
     });
 
     TableDescriptor desc = TableDescriptorBuilder.newBuilder(c.main)
@@ -213,12 +229,33 @@ final class ClientApiAdmin {
         r.equal("enableTable isTableEnabled", true, c.admin.isTableEnabled(c.life));
         r.equal("enableTable data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
       }
+      // What the shell's flush, major_compact and truncate do.
+      c.admin.flush(c.life);
+      c.admin.majorCompact(c.life);
+      try (Table t = c.conn.getTable(c.life)) {
+        r.equal("flush, majorCompact: data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
+      }
+      c.admin.disableTable(c.life);
+      c.admin.truncateTable(c.life, false);
+      r.equal("truncateTable isTableEnabled", true, c.admin.isTableEnabled(c.life));
+      try (Table t = c.conn.getTable(c.life)) {
+        r.equal("truncateTable empties the table", true, t.get(get).isEmpty());
+      }
       c.admin.disableTable(c.life);
       c.admin.deleteTable(c.life);
       r.equal("deleteTable tableExists", false, c.admin.tableExists(c.life));
       r.check("deleteTable listTableNames", !Arrays.asList(c.admin.listTableNames())
           .contains(c.life), "without " + c.life, "still listed");
     });
+  }
+
+  /** The names of every namespace. */
+  private static TreeSet<String> namespaces(ClientApiCheck c) throws java.io.IOException {
+    TreeSet<String> names = new TreeSet<>();
+    for (NamespaceDescriptor d : c.admin.listNamespaceDescriptors()) {
+      names.add(d.getName());
+    }
+    return names;
   }
 
   /** Disables and deletes {@code t}: the checks' tables do not outlive the run. */

@@ -17,11 +17,13 @@ import org.apache.hadoop.hbase.client.Table;
  *
  * <pre>
  *   ClientApiCheck --bootstrap HOST:PORT [--prefix NAME] [--keep] [--deadline SECONDS]
- *   ClientApiCheck --zk HOST:PORT [--prefix NAME] [--keep] [--deadline SECONDS]
+ *   ClientApiCheck --zookeeper HOST:PORT [--prefix NAME] [--keep] [--deadline SECONDS]
  * </pre>
  *
  * <p>{@code --bootstrap} uses the RPC connection registry (ClientMetaService on that port, no
- * ZooKeeper); {@code --zk} the default ZooKeeper registry. Tables are named
+ * ZooKeeper); {@code --zookeeper} (or {@code --zk}) leaves the registry at its default, the
+ * ZooKeeper registry, which finds the cluster id, the master and meta in that ZooKeeper's
+ * znodes. Tables are named
  * {@code PREFIX_main}, {@code PREFIX_bulk} and {@code PREFIX_life} (default prefix
  * {@code cc_<millis>}, so reruns do not collide) and are dropped at the end unless
  * {@code --keep}.
@@ -86,7 +88,7 @@ public final class ClientApiCheck {
 
   private static void usage(String why) {
     System.err.println("ClientApiCheck: " + why + "\nusage: ClientApiCheck "
-        + "(--bootstrap HOST:PORT | --zk HOST:PORT) [--prefix NAME] [--keep] "
+        + "(--bootstrap HOST:PORT | --zookeeper HOST:PORT) [--prefix NAME] [--keep] "
         + "[--deadline SECONDS]");
     System.exit(2);
   }
@@ -114,10 +116,11 @@ public final class ClientApiCheck {
           conf.set("hbase.client.bootstrap.servers", v);
           target = "bootstrap " + v;
           break;
-        case "--zk": {
+        case "--zk":
+        case "--zookeeper": {
           int colon = v.lastIndexOf(':');
           if (colon < 0) {
-            usage("--zk wants HOST:PORT, got " + v);
+            usage(a + " wants HOST:PORT, got " + v);
           }
           conf.set("hbase.zookeeper.quorum", v.substring(0, colon));
           conf.set("hbase.zookeeper.property.clientPort", v.substring(colon + 1));
