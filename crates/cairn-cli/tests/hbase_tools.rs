@@ -5,9 +5,10 @@
 //! a client full scan (`dev.cairn.interop.CountRows`) must see the rows written, and YCSB must
 //! report every operation as `Return=OK`.
 //!
-//! The tools find the server the way a deployment would, from the hbase-site.xml on their
-//! classpath (written per test into a temp conf dir, with a log4j.properties that lets PE's INFO
-//! lines through).
+//! The tools find the server the way a deployment would: a real ZooKeeper (from the interop
+//! jars) that `cairn serve --zookeeper` registers in, and HBase's default ZooKeeper registry
+//! configured by the hbase-site.xml on their classpath (written per test into a temp conf dir,
+//! with a log4j.properties that lets PE's INFO lines through).
 //!
 //! Needs `mvn -f interop/hbase/pom.xml package` first (the test script does it). Without the
 //! jars the tests are skipped, unless `CAIRN_REQUIRE_HBASE_INTEROP=1` makes that a failure.
@@ -30,8 +31,9 @@ use serve::{tail, Server};
 use zookeeper::ZooKeeper;
 
 /// Whether the clients find cairn through ZooKeeper (HBase's default registry, `cairn serve
-/// --zookeeper`) rather than the RPC bootstrap registry.
-const THROUGH_ZOOKEEPER: bool = false;
+/// --zookeeper`) rather than the RPC bootstrap registry (`java_client.rs` covers that one; set
+/// this to false to run these tools through it).
+const THROUGH_ZOOKEEPER: bool = true;
 
 /// How the Java clients find the server.
 enum Registry {
