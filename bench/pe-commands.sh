@@ -239,7 +239,7 @@ if [ -n "$md" ]; then
         if [ -n "$server_pid" ]; then
             server="\`${bin#"$root"/} serve\` ($(git rev-parse --short HEAD 2>/dev/null || echo '?')$(case $bin in *debug*) echo ', debug build' ;; esac))"
         fi
-        echo "\`bench/pe-commands.sh --rows $rows\`, $(date -u '+%Y-%m-%d %H:%M UTC'), server: $server, client registry: ${zk:+ZooKeeper $zk}${zk:-RPC bootstrap}."
+        echo "\`bench/pe-commands.sh --rows $rows\`, $(date -u '+%Y-%m-%d %H:%M UTC'), server: $server, client registry: $(if [ -n "$zk" ]; then echo "ZooKeeper $zk"; else echo "RPC bootstrap"; fi)."
         echo "rows expected = --rows x clients; \"finished\" = the sum of PE's \"Finished class ... for N rows\""
         echo "lines; \"table\" = a FirstKeyOnlyFilter full scan through HBase's client (CountRows); ms = PE's"
         echo "slowest client; PE rows/s = PE's \"[ Avg TPS/QPS]\" line. Shared 2-core machine: indicative only."
