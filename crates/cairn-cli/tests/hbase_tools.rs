@@ -307,6 +307,9 @@ fn ycsb(
         &workload("workloada").display().to_string(),
         "-p",
         "columnfamily=family",
+        // Values derived from key and field, and every read checked against them (VERIFY).
+        "-p",
+        "dataintegrity=true",
         "-p",
         &format!("recordcount={records}"),
         "-p",
@@ -378,6 +381,11 @@ fn ycsb_workload_a_through_the_hbase_binding() {
     );
     // Workload A is half reads, half updates: both kinds must have run.
     assert!(reads > 0 && updates > 0, "reads {reads}, updates {updates}");
+    assert_eq!(
+        ycsb_count(&run, "[VERIFY]", "Return=OK"),
+        reads,
+        "YCSB -t: reads whose values YCSB verified"
+    );
     assert_eq!(
         cluster.count_rows("usertable"),
         records,
