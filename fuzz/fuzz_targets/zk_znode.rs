@@ -4,7 +4,7 @@
 //! never a panic; what parses must encode back to bytes that parse to the same message.
 #![no_main]
 
-use cairn_server::zookeeper::znode;
+use cairn_rpc::znode;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

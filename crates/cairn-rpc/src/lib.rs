@@ -8,12 +8,14 @@
 //! Comparator, Master, Admin, Registry, ClusterStatus, ClusterId, FS, Procedure, ErrorHandling,
 //! MapReduce, ZooKeeper — whose field numbers, names, types and labels a test checks against
 //! HBase 2.6.1's own descriptors), the
-//! connection preambles and the call and response frames ([`wire`]), and cell blocks in
-//! HBase's `KeyValueCodec` layout ([`cellblock`]). Every length read off the wire is checked
-//! against what is there before anything is allocated for it.
+//! connection preambles and the call and response frames ([`wire`]), cell blocks in HBase's
+//! `KeyValueCodec` layout ([`cellblock`]), and the data HBase keeps in its ZooKeeper znodes
+//! ([`znode`]: the metadata prefix, `PBUF`, the location and cluster id messages). Every length
+//! read off the wire is checked against what is there before anything is allocated for it.
 //!
 //! **Does not own:** what a call means (cairn-server translates calls into region-store
-//! operations), sockets, threads, or the cell model itself (cairn-cell).
+//! operations), sockets, threads, ZooKeeper sessions (cairn-server), or the cell model itself
+//! (cairn-cell).
 
 #![warn(missing_docs)]
 
@@ -21,5 +23,6 @@ pub mod cellblock;
 mod error;
 pub mod pb;
 pub mod wire;
+pub mod znode;
 
 pub use error::WireError;

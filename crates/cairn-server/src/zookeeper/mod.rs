@@ -19,7 +19,7 @@
 //! module's interface is blocking like the rest of the server.
 
 pub mod registration;
-pub mod znode;
+pub use cairn_rpc::znode;
 
 use std::time::Duration;
 

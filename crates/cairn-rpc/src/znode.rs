@@ -13,7 +13,7 @@
 
 use prost::Message;
 
-use cairn_rpc::pb;
+use crate::pb;
 
 /// The first byte of a metadata prefix.
 pub const META_MAGIC: u8 = 0xFF;
