@@ -28,6 +28,7 @@
 # HBASE_HEAP_MB (4096), CLIENT_HEAP (4g: PE keeps 9 reservoirs of 512 K longs per thread, ~2.8 GB at 75 threads), SERVERS ("cairn hbase"), CAIRN_BIN (default:
 # target/release/cairn, built with cargo when CAIRN_BIN is unset), OUT (default
 # bench/results/<date>-pe-vs-hbase), KEEP=1 (keep the scratch directory), MVN_OFFLINE=1,
+# FIRST_ROUND (1; N resumes an interrupted run at round N, keeping OUT's earlier records),
 # SMOKE=1 (marks the report as a smoke run), YCSB=1, YCSB_RECORDS (100000), YCSB_SECONDS (20),
 # YCSB_THREADS (8), YCSB_WORKLOADS ("a b c f d e").
 #
@@ -113,7 +114,9 @@ jvm=(-Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
 
 mkdir -p "$OUT/logs"
 results="$OUT/runs.jsonl"
-: >"$results"
+# FIRST_ROUND>1 resumes an interrupted run: the earlier rounds' records stay.
+FIRST_ROUND=${FIRST_ROUND:-1}
+[ "$FIRST_ROUND" -gt 1 ] || : >"$results"
 
 # Client side: PE's INFO lines (with the thread name: the parser needs it), warnings from the rest.
 mkdir -p "$work/client"
@@ -323,7 +326,7 @@ echo "$ROWS rows x $VALUE_SIZE B, $ROUNDS rounds, threads $THREADS, ~$RUN_SECOND
 loaded=$((ROWS / LOAD_CLIENTS * LOAD_CLIENTS))
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date +%s)
-for round in $(seq 1 "$ROUNDS"); do
+for round in $(seq "$FIRST_ROUND" "$ROUNDS"); do
     order=$SERVERS
     # alternate which server goes first
     if [ $((round % 2)) = 0 ]; then order=$(echo "$SERVERS" | tr ' ' '\n' | tac | tr '\n' ' '); fi

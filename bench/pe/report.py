@@ -71,12 +71,12 @@ def estimate(records, server, labels, threads):
     """Rows (or scans) per second expected for a run, from earlier runs on the same server."""
     for label in labels:
         same = [r["rate"] for r in records
-                if r.get("ok") and r["server"] == server and r["label"] == label
+                if r.get("ok") and r["server"] == server and r.get("label") == label
                 and r["threads"] == threads]
         if same:
             return statistics.median(same)
         others = [r for r in records
-                  if r.get("ok") and r["server"] == server and r["label"] == label]
+                  if r.get("ok") and r["server"] == server and r.get("label") == label]
         if others:
             nearest = min(others, key=lambda r: (abs(math.log(r["threads"] / threads)),
                                                  -r["round"]))
