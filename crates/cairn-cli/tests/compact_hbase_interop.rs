@@ -31,15 +31,7 @@ const PUT: u8 = 4;
 const DELETE_MARKERS: [u8; 4] = [8, 10, 12, 14];
 
 fn require() -> Option<String> {
-    let cp = hbase::classpath();
-    if cp.is_none() {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_HBASE_INTEROP").is_none(),
-            "HBase interop jars are missing: run mvn -f interop/hbase/pom.xml package"
-        );
-        eprintln!("skipped: HBase interop jars not built (mvn -f interop/hbase/pom.xml package)");
-    }
-    cp
+    hbase::classpath_or_skip()
 }
 
 fn store_interop(cp: &str, args: &[&str]) -> String {

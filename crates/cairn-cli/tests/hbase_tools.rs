@@ -182,15 +182,7 @@ impl Cluster {
 
 /// The interop jars, or `None` (test skipped) when they are not built and not required.
 fn jars() -> Option<String> {
-    let cp = hbase::classpath();
-    if cp.is_none() {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_HBASE_INTEROP").is_none(),
-            "HBase interop jars are missing: run mvn -f interop/hbase/pom.xml package"
-        );
-        eprintln!("skipped: HBase interop jars not built (mvn -f interop/hbase/pom.xml package)");
-    }
-    cp
+    hbase::classpath_or_skip()
 }
 
 /// The row counts of PE's "Finished class ... for N rows" lines, one per client thread.

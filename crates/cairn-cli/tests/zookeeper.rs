@@ -28,15 +28,7 @@ use serve::{tail, Server};
 use zookeeper::ZooKeeper;
 
 fn classpath() -> Option<String> {
-    let cp = hbase::classpath();
-    if cp.is_none() {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_HBASE_INTEROP").is_none(),
-            "HBase interop jars are missing: run mvn -f interop/hbase/pom.xml package"
-        );
-        eprintln!("skipped: HBase interop jars not built (mvn -f interop/hbase/pom.xml package)");
-    }
-    cp
+    hbase::classpath_or_skip()
 }
 
 fn free_port() -> u16 {
@@ -263,27 +255,16 @@ fn hbase_clients_find_cairn_through_zookeeper() {
 
     // A cairn at another address while this one holds the master znode: it waits (up to its
     // session timeout) and fails, naming the holder.
-    let other = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .arg("--data")
-        .arg(tempfile::tempdir().expect("temp dir").path())
-        .args([
-            "--thrift",
-            "127.0.0.1:0",
-            "--http",
-            "",
-            "--hbase",
-            "127.0.0.1:0",
-        ])
-        .args([
+    let other_data = tempfile::tempdir().expect("temp dir");
+    let other = serve::run_to_exit(
+        other_data.path(),
+        &[
             "--zookeeper",
             &quorum,
             "-D",
             "zookeeper.session.timeout=2000",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run cairn serve");
+        ],
+    );
     let (o, e) = (
         String::from_utf8_lossy(&other.stdout),
         String::from_utf8_lossy(&other.stderr),
@@ -319,27 +300,15 @@ fn unreachable_zookeeper_fails_naming_the_quorum() {
     let data = tempfile::tempdir().expect("temp dir");
     let quorum = format!("127.0.0.1:{}", free_port());
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .arg("--data")
-        .arg(data.path())
-        .args([
-            "--thrift",
-            "127.0.0.1:0",
-            "--http",
-            "",
-            "--hbase",
-            "127.0.0.1:0",
-        ])
-        .args([
+    let out = serve::run_to_exit(
+        data.path(),
+        &[
             "--zookeeper",
             &quorum,
             "-D",
             "zookeeper.session.timeout=1500",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run cairn serve");
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
@@ -401,14 +370,7 @@ fn registers_again_after_the_session_expires() {
         .arg("serve")
         .arg("--data")
         .arg(dir.path().join("data"))
-        .args([
-            "--thrift",
-            "127.0.0.1:0",
-            "--http",
-            "",
-            "--hbase",
-            "127.0.0.1:0",
-        ])
+        .args(serve::LISTENERS)
         .args(["--zookeeper", &zk.connect_string()])
         .args(["-D", "zookeeper.session.timeout=4000"])
         .stdin(Stdio::null())

@@ -14,6 +14,16 @@ use std::time::Duration;
 /// What `cairn serve` prints before the address of its HBase RPC listener.
 const HBASE_RPC_ON: &str = "hbase rpc on ";
 
+/// Thrift and HBase RPC on free ports, no HTTP listener.
+pub const LISTENERS: [&str; 6] = [
+    "--thrift",
+    "127.0.0.1:0",
+    "--http",
+    "",
+    "--hbase",
+    "127.0.0.1:0",
+];
+
 /// How long the server may take to print its HBase RPC address.
 const STARTUP: Duration = Duration::from_secs(60);
 
@@ -41,20 +51,7 @@ impl Server {
     /// Starts `cairn serve --data DATA` plus `extra` arguments, with Thrift and HBase RPC on
     /// free ports and no HTTP listener, and waits for the line naming the HBase RPC address.
     pub fn start(data: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("serve")
-            .arg("--data")
-            .arg(data)
-            .args([
-                "--thrift",
-                "127.0.0.1:0",
-                "--http",
-                "",
-                "--hbase",
-                "127.0.0.1:0",
-            ])
-            .args(extra)
-            .stdin(Stdio::null())
+        let mut child = command(data, extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -135,6 +132,24 @@ impl Server {
     pub fn stderr_tail(&self, lines: usize) -> String {
         tail(&self.stderr.lock().unwrap(), lines)
     }
+}
+
+/// Runs `cairn serve --data DATA` with the same free-port listeners as [`Server::start`] plus
+/// `extra`, for a start-up expected to fail: waits for the process to end.
+pub fn run_to_exit(data: &Path, extra: &[&str]) -> std::process::Output {
+    command(data, extra).output().expect("run cairn serve")
+}
+
+/// `cairn serve --data DATA`, the free-port listeners, `extra`, and no stdin.
+fn command(data: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.arg("serve")
+        .arg("--data")
+        .arg(data)
+        .args(LISTENERS)
+        .args(extra)
+        .stdin(Stdio::null());
+    c
 }
 
 /// The last `lines` lines of `s`, DEBUG lines left out.

@@ -54,3 +54,18 @@ pub fn java(cp: &str, class: &str, args: &[&str]) -> Output {
         .output()
         .expect("run java")
 }
+
+/// The interop classpath, or `None` (the caller skips its test) when the jars are not built,
+/// unless `CAIRN_REQUIRE_HBASE_INTEROP` is set (the test script sets it): then a panic.
+#[allow(dead_code)] // not every test target that includes this module skips this way
+pub fn classpath_or_skip() -> Option<String> {
+    let cp = classpath();
+    if cp.is_none() {
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_HBASE_INTEROP").is_none(),
+            "HBase interop jars are missing: run mvn -f interop/hbase/pom.xml package"
+        );
+        eprintln!("skipped: HBase interop jars not built (mvn -f interop/hbase/pom.xml package)");
+    }
+    cp
+}
