@@ -690,9 +690,10 @@ def test_shell_equivalents(conn):
     assert b"shell_t" in c.tables()
     assert c.is_table_enabled("shell_t")
     assert t.families()[b"cf"]["max_versions"] == 3
-    t.put(b"r1", {b"cf:a": b"v"})
+    # Explicit timestamps: two puts in the same millisecond would be one version.
+    t.put(b"r1", {b"cf:a": b"v"}, timestamp=10)
     assert t.row(b"r1") == {b"cf:a": b"v"}
-    t.put(b"r1", {b"cf:a": b"v2"})
+    t.put(b"r1", {b"cf:a": b"v2"}, timestamp=20)
     assert t.cells(b"r1", b"cf:a", versions=3) == [b"v2", b"v"]
     for k in (b"a", b"f", b"m", b"z"):
         t.put(k, {b"cf:a": k, b"cf:b": k})
