@@ -231,12 +231,11 @@ impl Server {
         // Last: clients are sent here once everything serves. On failure `server` is
         // dropped, which stops what was started.
         if let (true, Some(rpc)) = (server.shared.config.zookeeper.enabled(), &server.rpc) {
-            let info_port = server.http_addr.map(|a| a.port());
-            let identity =
-                Identity::from_server_name(&rpc.server_name(), rpc.cluster_id(), info_port)
-                    .ok_or_else(|| {
-                        ZkError::Thread(format!("unreadable server name {}", rpc.server_name()))
-                    })?;
+            let identity = Identity {
+                location: rpc.location().clone(),
+                cluster_id: rpc.cluster_id().to_string(),
+                info_port: server.http_addr.map(|a| a.port()),
+            };
             server.zookeeper = Some(Registration::start(
                 server.shared.config.zookeeper.clone(),
                 identity,

@@ -70,7 +70,7 @@ pub fn region_info_pb(info: &cairn_region::RegionInfo) -> pb::RegionInfo {
 }
 
 /// Who serves the regions: this server.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
     /// Host as advertised.
     pub host: String,
@@ -81,6 +81,11 @@ pub struct Location {
 }
 
 impl Location {
+    /// HBase's `ServerName` string, `host,port,startcode`.
+    pub fn name(&self) -> String {
+        format!("{},{},{}", self.host, self.port, self.start_code)
+    }
+
     /// The `ServerName` message.
     pub fn server_name(&self) -> pb::ServerName {
         pb::ServerName {

@@ -115,8 +115,8 @@ struct Shared {
     next_conn: AtomicU64,
     queue: queue::CallQueue<Job>,
     /// Calls running on connection readers right now, and how many may (the CPUs): past
-    /// that, more threads running calls only contend (measured: PE multi-gets at 50 client
-    /// threads lost 10% of their throughput and doubled the server's system time).
+    /// that, more threads running calls at once only contend for them, and the handlers
+    /// take the rest.
     inline: connection::InlineSlots,
 }
 
@@ -208,8 +208,12 @@ impl RpcServer {
 
     /// The `ServerName` clients see: host, port, start code.
     pub fn server_name(&self) -> String {
-        let l = &self.shared.services.location;
-        format!("{},{},{}", l.host, l.port, l.start_code)
+        self.shared.services.location.name()
+    }
+
+    /// Where clients reach this server, as `hbase:meta` advertises it.
+    pub fn location(&self) -> &Location {
+        &self.shared.services.location
     }
 
     /// The cluster id clients see.

@@ -23,6 +23,8 @@ pub use cairn_rpc::znode;
 
 use std::time::Duration;
 
+pub use crate::rpc::meta::Location;
+
 pub use registration::Registration;
 pub use znode::ZnodeError;
 
@@ -97,15 +99,13 @@ impl ZkConfig {
     }
 }
 
-/// Who registers: the native RPC server's name and what it advertises.
+/// Who registers: the native RPC server's location and what it advertises.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
-    /// Host clients connect to.
-    pub host: String,
-    /// The native RPC port (master and region server alike).
-    pub port: u16,
-    /// Start code (start time in ms); tells this incarnation from earlier ones.
-    pub start_code: u64,
+    /// Host, port and start code, exactly as the RPC server advertises them in `hbase:meta`,
+    /// so ZooKeeper and meta name the same server; the start code tells this incarnation
+    /// from earlier ones.
+    pub location: Location,
     /// The cluster id (`hbaseid`), the same the RPC registry reports.
     pub cluster_id: String,
     /// The HTTP (web UI) port, if one is served.
@@ -113,29 +113,9 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// HBase's `ServerName` string, `host,port,startcode`, with the host exactly as the RPC
-    /// server advertises it, so ZooKeeper and `hbase:meta` name the same server.
+    /// HBase's `ServerName` string, `host,port,startcode`.
     pub fn server_name(&self) -> String {
-        format!("{},{},{}", self.host, self.port, self.start_code)
-    }
-
-    /// The identity of an RPC server named `server_name` (`host,port,startcode`).
-    pub fn from_server_name(
-        server_name: &str,
-        cluster_id: &str,
-        info_port: Option<u16>,
-    ) -> Option<Identity> {
-        let mut parts = server_name.rsplitn(3, ',');
-        let start_code = parts.next()?.parse().ok()?;
-        let port = parts.next()?.parse().ok()?;
-        let host = parts.next()?.to_string();
-        Some(Identity {
-            host,
-            port,
-            start_code,
-            cluster_id: cluster_id.to_string(),
-            info_port,
-        })
+        self.location.name()
     }
 }
 
@@ -208,14 +188,16 @@ mod tests {
     }
 
     #[test]
-    fn identity_from_a_server_name() {
-        let id =
-            Identity::from_server_name("Host-A,16020,1764115200000", "cid", Some(9095)).unwrap();
-        assert_eq!(id.host, "Host-A");
-        assert_eq!(id.port, 16020);
-        assert_eq!(id.start_code, 1764115200000);
+    fn identity_names_the_server_as_hbase_does() {
+        let id = Identity {
+            location: Location {
+                host: "Host-A".into(),
+                port: 16020,
+                start_code: 1764115200000,
+            },
+            cluster_id: "cid".into(),
+            info_port: Some(9095),
+        };
         assert_eq!(id.server_name(), "Host-A,16020,1764115200000");
-        assert!(Identity::from_server_name("host,port,1", "c", None).is_none());
-        assert!(Identity::from_server_name("nocommas", "c", None).is_none());
     }
 }

@@ -234,21 +234,13 @@ fn op<'a>(op: &'static str, path: &'a str) -> impl FnOnce(zk::Error) -> ZkError 
 }
 
 fn master_identifier(identity: &Identity) -> String {
-    format!("master:{}", identity.port)
-}
-
-fn server_name(identity: &Identity) -> pb::ServerName {
-    pb::ServerName {
-        host_name: identity.host.clone(),
-        port: Some(u32::from(identity.port)),
-        start_code: Some(identity.start_code),
-    }
+    format!("master:{}", identity.location.port)
 }
 
 /// `/hbase/master`'s content.
 pub fn master_znode(identity: &Identity) -> pb::Master {
     pb::Master {
-        master: server_name(identity),
+        master: identity.location.server_name(),
         rpc_version: Some(RPC_VERSION),
         info_port: Some(identity.info_port.map_or(0, u32::from)),
     }
@@ -257,7 +249,7 @@ pub fn master_znode(identity: &Identity) -> pb::Master {
 /// `/hbase/meta-region-server`'s content: meta is open here.
 pub fn meta_znode(identity: &Identity) -> pb::MetaRegionServer {
     pb::MetaRegionServer {
-        server: server_name(identity),
+        server: identity.location.server_name(),
         rpc_version: Some(RPC_VERSION),
         state: Some(pb::region_state::State::Open as i32),
     }
@@ -331,7 +323,7 @@ async fn register(config: &ZkConfig, identity: &Identity) -> Result<zk::Client, 
 
     let rs_path = config.path(&format!("rs/{}", identity.server_name()));
     let rs_data = znode::encode(
-        &format!("regionserver:{}", identity.port),
+        &format!("regionserver:{}", identity.location.port),
         rand::random(),
         &region_server_znode(identity),
     );
@@ -415,8 +407,8 @@ fn master_holder(data: &[u8], identity: &Identity) -> (String, bool) {
         Ok(m) => {
             let sn = &m.master;
             let port = sn.port.unwrap_or(0);
-            let ours = sn.host_name.eq_ignore_ascii_case(&identity.host)
-                && port == u32::from(identity.port);
+            let ours = sn.host_name.eq_ignore_ascii_case(&identity.location.host)
+                && port == u32::from(identity.location.port);
             (
                 format!("{},{},{}", sn.host_name, port, sn.start_code.unwrap_or(0)),
                 ours,
@@ -500,7 +492,7 @@ async fn unregister(
             first_error.get_or_insert(e);
         }
     };
-    let me = server_name(identity);
+    let me = identity.location.server_name();
     let meta = config.path("meta-region-server");
     note(
         delete_if(client, &meta, |data, _| {
@@ -550,12 +542,15 @@ fn now_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zookeeper::Location;
 
     fn me() -> Identity {
         Identity {
-            host: "127.0.0.1".into(),
-            port: 16020,
-            start_code: 1_764_115_200_000,
+            location: Location {
+                host: "127.0.0.1".into(),
+                port: 16020,
+                start_code: 1_764_115_200_000,
+            },
             cluster_id: "cid".into(),
             info_port: Some(9095),
         }
@@ -573,13 +568,13 @@ mod tests {
     #[test]
     fn a_master_znode_at_our_address_is_ours() {
         let mut earlier = me();
-        earlier.start_code -= 5000;
+        earlier.location.start_code -= 5000;
         let data = znode::encode("master:16020", 1, &master_znode(&earlier));
         let (holder, ours) = master_holder(&data, &me());
         assert!(ours);
         assert_eq!(holder, "127.0.0.1,16020,1764115195000");
         let mut other = me();
-        other.port = 16000;
+        other.location.port = 16000;
         let data = znode::encode("master:16000", 1, &master_znode(&other));
         assert!(!master_holder(&data, &me()).1);
         let (holder, ours) = master_holder(b"garbage", &me());
