@@ -25,6 +25,7 @@ pub mod encoding;
 mod error;
 pub mod file_info;
 pub mod hash;
+mod prefetch;
 mod reader;
 mod scanner;
 pub mod source;

@@ -158,6 +158,53 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         }
     }
 
+    /// [`seek`](Self::seek) for a read of `key`'s row only (a get): when the data block the
+    /// index names is cached it is searched at once; otherwise the row Bloom filter is asked
+    /// first, and a row it proves absent costs no block read. False when the file has no cell
+    /// at or after `key` — or, the filter having spoken, none in `key`'s row: the scanner is
+    /// then unpositioned, and a later cell of another row is not looked for.
+    ///
+    /// A Bloom filter exists to save reading a block: when the block is cached, its search
+    /// costs about what the filter's random bit probes and chunk lookup cost, and a row that
+    /// is there (most gets' rows) would pay for both.
+    pub fn seek_row(&mut self, key: &[u8]) -> Result<bool> {
+        let search = KeyRef::parse(key)?;
+        match self.reader.locate_data_block(key)? {
+            // The key sorts before every cell: the answer is the first cell, if the row is
+            // there at all.
+            None => {
+                let first = self.reader.trailer().first_data_block_offset;
+                match first.and_then(|o| self.reader.block_source().read_cached(o)) {
+                    Some(b) if b.block_type() == BlockType::Data => {
+                        self.hold(b)?;
+                        self.seek_in_block(&search)
+                    }
+                    _ => {
+                        if !self.reader.may_contain_row(search.row())? {
+                            self.block = None;
+                            return Ok(false);
+                        }
+                        self.first_cell(BlockPurpose::Seek)
+                    }
+                }
+            }
+            Some((offset, size)) => {
+                let b = match self.reader.block_source().read_cached(offset) {
+                    Some(b) if b.block_type() == BlockType::Data => b,
+                    _ => {
+                        if !self.reader.may_contain_row(search.row())? {
+                            self.block = None;
+                            return Ok(false);
+                        }
+                        self.data_block_for_seek(offset, Some(size))?
+                    }
+                };
+                self.hold(b)?;
+                self.seek_in_block(&search)
+            }
+        }
+    }
+
     /// Like [`seek`](Self::seek) for a key at or after the current cell: when the index puts
     /// `key` in the block already held, searches only that block (with its cell index)
     /// instead of reading the block again (HBase's `reseek`).
@@ -248,6 +295,15 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         // With a cell index, binary search its row fingerprints (a small contiguous
         // array) to the first cell whose row can be >= the key's; then walk from there.
         let mut pos = 0usize;
+        // The search's first probes, each a miss of its own when taken in turn, asked for
+        // together (a block of 1 KiB cells has a ~700-byte index: all of it).
+        if let Some(idx) = block.cell_index() {
+            let prefix = idx
+                .get(..2)
+                .map_or(0, |p| u16::from_le_bytes([p[0], p[1]]) as usize);
+            let n = idx.len().saturating_sub(6 + prefix) / 12;
+            crate::prefetch::search_lines(idx, 32, 6 + prefix, n, 12);
+        }
         let n = block.indexed_cells();
         if n > 0 {
             let prefix = block.indexed_prefix().unwrap_or(&[]);
@@ -273,6 +329,14 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
                 }
             };
             pos = block.indexed_cell(start).unwrap_or(len);
+            // The cell found, its tail (its sequence id sits just before the next cell) and
+            // the next cell's head (a get reads it to see its row end): known now, needed
+            // one after the other.
+            let next = block.indexed_cell(start + 1).unwrap_or(len);
+            let data = block.data();
+            crate::prefetch::line(data, pos);
+            crate::prefetch::line(data, next.saturating_sub(1));
+            crate::prefetch::line(data, next);
         }
         // Past the block's end, the next block's first cell sorts after `key` (the
         // index sent us to the last block that can hold it).
@@ -308,13 +372,13 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             // caller works on this one (with large values the hardware prefetcher does not
             // see the next cell coming, and each step began with a miss).
             if let Some(ahead) = block.data().get(next..) {
-                prefetch(ahead);
+                crate::prefetch::two_lines(ahead);
             }
             // One cell's lead is less than a miss takes when the caller does little per cell
             // (a filtered scan): guess that the cell after next is as long as this one (a
             // table's cells mostly are) and start loading it too. A wrong guess costs a line.
             if let Some(further) = block.data().get(2 * next - self.pos..) {
-                prefetch(further);
+                crate::prefetch::two_lines(further);
             }
             return Ok(true);
         }
@@ -400,26 +464,4 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         self.block = Some(b);
         Ok(())
     }
-}
-
-/// Asks the CPU to bring the first bytes of `bytes` (one cache line, and the next) into
-/// its caches; only a hint, with no effect on what any load returns.
-#[inline(always)]
-fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = bytes.as_ptr() as *const i8;
-        // SAFETY: SSE is part of x86_64's baseline, so the instruction exists; a prefetch
-        // never faults and reads nothing into the program, whatever the address (`p` and
-        // `p + 64` are inside `bytes` or just past it).
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            if bytes.len() > 64 {
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
 }

@@ -32,7 +32,12 @@ impl<'a> KeyValueHeap<'a> {
     /// Merges `scanners` (already positioned, or to be positioned by a seek).
     pub fn new(scanners: Vec<Box<dyn CellScanner + 'a>>) -> KeyValueHeap<'a> {
         let mut h = KeyValueHeap {
-            heap: Vec::with_capacity(scanners.len()),
+            // One scanner (a compacted store, nothing in memory) needs no heap at all.
+            heap: Vec::with_capacity(if scanners.len() > 1 {
+                scanners.len()
+            } else {
+                0
+            }),
             scanners,
             current: None,
         };

@@ -7,8 +7,7 @@
 //! rest of this family in this row" here: [`MatchCode::SeekNextRow`] is answered with
 //! [`Matcher::next_family_key`].
 
-use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use cairn_filter::{Filter, ReturnCode};
 use cairn_hfile::cell::{make_key, same_bytes, CellType};
@@ -101,6 +100,7 @@ pub enum MatchMode {
 
 #[derive(Clone, Debug)]
 struct FamilyRules {
+    name: Vec<u8>,
     max_versions: u32,
     min_versions: u32,
     oldest_unexpired: i64,
@@ -111,7 +111,10 @@ struct FamilyRules {
 /// The state of one scan or compaction's matcher.
 pub struct Matcher {
     mode: MatchMode,
-    families: BTreeMap<Vec<u8>, Arc<FamilyRules>>,
+    /// The read's families, sorted by name: a read names a family or two, and a sorted list
+    /// built from what the request already owns costs no allocation per family, where a map
+    /// of shared entries cost several per read.
+    families: Vec<FamilyRules>,
     time_range: TimeRange,
     /// `Scan.maxVersions` (the client's; 1 by default).
     scan_max_versions: u32,
@@ -121,7 +124,8 @@ pub struct Matcher {
     read_point: u64,
     // Per family and row.
     family: Vec<u8>,
-    rules: Option<Arc<FamilyRules>>,
+    /// Where `family` is in `families`, when the read asked for it.
+    rules: Option<usize>,
     /// The read wants a family sorting after `family`.
     later_family: bool,
     family_stamp: Option<i64>,
@@ -163,39 +167,39 @@ fn is_delete(type_code: u8) -> bool {
 }
 
 impl Matcher {
-    /// `columns`: per family, the requested qualifiers (`None` = all).
+    /// `columns`: per family, the requested qualifiers (`None` = all), handed over (they
+    /// are sorted in place).
     pub fn new(
         mode: MatchMode,
-        families: &[(&ColumnFamilyDescriptor, Option<Vec<Vec<u8>>>)],
+        families: Vec<(&ColumnFamilyDescriptor, Option<Vec<Vec<u8>>>)>,
         time_range: TimeRange,
         scan_max_versions: u32,
         has_filter: bool,
         read_point: u64,
         now_ms: i64,
     ) -> Matcher {
-        let families = families
-            .iter()
-            .map(|(f, cols)| {
+        let mut families: Vec<FamilyRules> = families
+            .into_iter()
+            .map(|(f, mut columns)| {
                 let oldest_unexpired = match (mode, f.ttl_ms()) {
                     (MatchMode::Raw, _) | (_, None) => i64::MIN,
                     (_, Some(ttl)) => now_ms.saturating_sub(ttl),
                 };
-                let mut columns = cols.clone();
                 if let Some(c) = &mut columns {
                     c.sort_by(|a, b| cairn_hfile::cell::compare_bytes(a, b));
                     c.dedup();
                 }
-                (
-                    f.name.clone(),
-                    Arc::new(FamilyRules {
-                        max_versions: f.max_versions,
-                        min_versions: f.min_versions,
-                        oldest_unexpired,
-                        columns,
-                    }),
-                )
+                FamilyRules {
+                    name: f.name.clone(),
+                    max_versions: f.max_versions,
+                    min_versions: f.min_versions,
+                    oldest_unexpired,
+                    columns,
+                }
             })
             .collect();
+        families.sort_by(|a, b| cairn_hfile::cell::compare_bytes(&a.name, &b.name));
+        families.dedup_by(|a, b| a.name == b.name);
         Matcher {
             mode,
             families,
@@ -274,7 +278,7 @@ impl Matcher {
     /// The key to seek to for `SeekNextCol` (`getKeyForNextColumn`): the next requested
     /// column if the tracker is explicit, else past every version of this column.
     pub fn next_column_key(&self, cell: &CellRef<'_>) -> Option<Vec<u8>> {
-        if let Some(Some(cols)) = self.rules.as_ref().map(|r| &r.columns) {
+        if let Some(Some(cols)) = self.rules.map(|i| &self.families[i].columns) {
             if let Some(q) = cols.get(self.column_index) {
                 if cairn_hfile::cell::compare_bytes(q, cell.qualifier())
                     == std::cmp::Ordering::Greater
@@ -307,26 +311,29 @@ impl Matcher {
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> MatchCode {
         if !same_bytes(cell.family(), &self.family) {
-            self.family = cell.family().to_vec();
-            self.rules = self.families.get(cell.family()).cloned();
-            self.later_family = self
+            self.family.clear();
+            self.family.extend_from_slice(cell.family());
+            let at = self
                 .families
-                .range::<[u8], _>((
-                    std::ops::Bound::Excluded(cell.family()),
-                    std::ops::Bound::Unbounded,
-                ))
-                .next()
-                .is_some();
+                .binary_search_by(|r| cairn_hfile::cell::compare_bytes(&r.name, cell.family()));
+            self.rules = at.ok();
+            // The families after this one (found or not) in the sorted list.
+            let after = match at {
+                Ok(i) => i + 1,
+                Err(i) => i,
+            };
+            self.later_family = after < self.families.len();
             self.reset_family();
         }
-        // Taken out and put back rather than cloned: an `Arc` clone per cell was two atomic
-        // operations on every cell a scan passed.
-        let Some(rules) = self.rules.take() else {
+        let Some(i) = self.rules else {
             // A family the scan did not ask for (or that the table lacks).
             return MatchCode::SeekNextRow;
         };
-        let code = self.match_with_rules(&rules, cell, filter);
-        self.rules = Some(rules);
+        // Taken out and put back (three words) so the rules can be read while the matcher's
+        // per-column state changes.
+        let families = std::mem::take(&mut self.families);
+        let code = self.match_with_rules(&families[i], cell, filter);
+        self.families = families;
         code
     }
 
@@ -627,7 +634,7 @@ mod tests {
         let f = ColumnFamilyDescriptor::new("f").max_versions(versions);
         Matcher::new(
             mode,
-            &[(&f, None)],
+            vec![(&f, None)],
             TimeRange::default(),
             versions,
             false,
@@ -692,7 +699,7 @@ mod tests {
         let f = ColumnFamilyDescriptor::new("f");
         let mut m = Matcher::new(
             MatchMode::User,
-            &[(&f, None)],
+            vec![(&f, None)],
             TimeRange::new(0, 5),
             1,
             false,
@@ -746,7 +753,7 @@ mod tests {
         let cols = Some(vec![b"d".to_vec(), b"b".to_vec()]);
         let mut m = Matcher::new(
             MatchMode::User,
-            &[(&f, cols)],
+            vec![(&f, cols)],
             TimeRange::default(),
             1,
             false,

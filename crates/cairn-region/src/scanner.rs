@@ -279,14 +279,14 @@ impl RegionScanner {
                 continue;
             }
             self.rows += 1;
-            if self.batch > 0 && cells.len() > self.batch {
-                let mut cells = cells.into_iter().peekable();
-                while cells.peek().is_some() {
-                    self.pending
-                        .push_back(cells.by_ref().take(self.batch).collect());
-                }
-            } else {
-                self.pending.push_back(cells);
+            if self.batch == 0 || cells.len() <= self.batch {
+                // Straight to the caller: a queue entry per row was an allocation per get.
+                return Ok(Some(cells));
+            }
+            let mut cells = cells.into_iter().peekable();
+            while cells.peek().is_some() {
+                self.pending
+                    .push_back(cells.by_ref().take(self.batch).collect());
             }
         }
     }
@@ -318,6 +318,11 @@ impl RegionScanner {
         if !self.started {
             self.started = true;
             self.heap.seek(&first_on_row(&self.start_row)?)?;
+            // A forward scan needs its start row no more: its buffer, as long as the rows a
+            // get finds, holds the rows from here on without another allocation.
+            if self.row.capacity() == 0 {
+                self.row = std::mem::take(&mut self.start_row);
+            }
         }
         let Some(c) = self.heap.peek() else {
             return Ok(false);

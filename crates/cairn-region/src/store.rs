@@ -9,7 +9,7 @@ use cairn_blockcache::CombinedBlockCache;
 use cairn_fs::{FileSystem, FsOutput};
 use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
-use cairn_hfile::{BlockReadOptions, CellRef, HFileWriter, KeyValue};
+use cairn_hfile::{BlockReadOptions, BloomType, CellRef, HFileWriter, KeyValue};
 use parking_lot::{Mutex, RwLock};
 use prost::Message;
 
@@ -333,6 +333,18 @@ impl Store {
     /// Scanners over what `read` may see, skipping files whose time range or Bloom filter
     /// rules them out.
     pub fn scanners(&self, read: &StoreRead<'_>) -> Result<Vec<Box<dyn CellScanner>>> {
+        let mut out = Vec::new();
+        self.add_scanners(read, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`scanners`](Self::scanners) added to `out`: a read over several stores collects
+    /// them all in one list.
+    pub fn add_scanners(
+        &self,
+        read: &StoreRead<'_>,
+        out: &mut Vec<Box<dyn CellScanner>>,
+    ) -> Result<()> {
         let StoreRead {
             read_point,
             time_range,
@@ -343,7 +355,6 @@ impl Store {
         } = *read;
         // Only what the scanners keep is cloned: every clone and drop of a shared count is a
         // write to a cache line the other cores' reads also write.
-        let mut out: Vec<Box<dyn CellScanner>> = Vec::new();
         let files = {
             let s = self.state.read();
             for seg in std::iter::once(&s.active).chain(s.snapshot.iter()) {
@@ -359,22 +370,22 @@ impl Store {
                     continue;
                 }
             }
-            if let Some(row) = row {
-                let may = match columns {
-                    Some([q]) => f.reader.may_contain_column(row, &self.family.name, q)?,
-                    _ => f.reader.may_contain_row(row)?,
-                };
-                if !may {
-                    continue;
+            let scanner = StoreFileScanner::new(&f.reader, read_point, block_options);
+            let scanner = match (row, columns) {
+                (None, _) => scanner,
+                // A ROWCOL filter is asked now, about the one column: the row's own data
+                // block cannot say whether that column is in it without a search.
+                (Some(row), Some([q])) if f.reader.bloom_type() == BloomType::RowCol => {
+                    if !f.reader.may_contain_column(row, &self.family.name, q)? {
+                        continue;
+                    }
+                    scanner
                 }
-            }
-            out.push(Box::new(StoreFileScanner::new(
-                &f.reader,
-                read_point,
-                block_options,
-            )));
+                (Some(_), _) => scanner.for_one_row(),
+            };
+            out.push(Box::new(scanner));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Runs one compaction of `selection` (files of this store, oldest first). When it
@@ -544,7 +555,7 @@ impl Store {
     ) -> Result<(PathBuf, u64)> {
         let mut matcher = Matcher::new(
             mode,
-            &[(&self.family, None)],
+            vec![(&self.family, None)],
             TimeRange::default(),
             self.family.max_versions,
             false,

@@ -22,6 +22,9 @@ pub struct StoreFileScanner {
     /// The leaf index block of the last far reseek: only multi-gets reseek far, and their
     /// scanners last one batch, so no long-lived scanner keeps an index block alive.
     leaf: Option<cairn_hfile::Block>,
+    /// The scanner serves a one-row read whose row the file's Bloom filter has not been asked
+    /// about: its first seek asks, unless the block it needs is cached anyway.
+    row_bloom_pending: bool,
 }
 
 impl StoreFileScanner {
@@ -46,7 +49,17 @@ impl StoreFileScanner {
             read_point,
             may_hide,
             leaf: None,
+            row_bloom_pending: false,
         }
+    }
+
+    /// For a read of one row that has not asked the file's row Bloom filter yet: the first
+    /// seek (to the row) asks it only when the data block it needs is not cached (see
+    /// [`cairn_hfile::HFileScanner::seek_row`]), and a row it proves absent leaves the scanner
+    /// empty.
+    pub fn for_one_row(mut self) -> StoreFileScanner {
+        self.row_bloom_pending = true;
+        self
     }
 
     fn skip_invisible(&mut self) -> Result<()> {
@@ -96,7 +109,11 @@ impl CellScanner for StoreFileScanner {
     }
 
     fn seek(&mut self, key: &[u8]) -> Result<()> {
-        self.exhausted = !self.inner.seek(key)?;
+        self.exhausted = if std::mem::take(&mut self.row_bloom_pending) {
+            !self.inner.seek_row(key)?
+        } else {
+            !self.inner.seek(key)?
+        };
         self.skip_invisible()
     }
 

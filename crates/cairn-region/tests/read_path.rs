@@ -290,3 +290,54 @@ fn filters_return_the_rows_hbase_documents() {
         assert_eq!(scan(expr), *want, "{expr}");
     }
 }
+
+/// A get of a cached row costs one cache lookup, for its data block: the leaf index block is
+/// kept by the file's reader, and the Bloom filter is not asked when the block it would save
+/// reading is cached. A get of an absent row whose block is not cached asks the filter and
+/// reads no data block.
+#[test]
+fn a_cached_get_looks_up_only_its_data_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path());
+    let t = table(&s, "lookups", 1, &[]);
+    // Enough rows for a two-level index would take minutes here; one level has no leaf, so
+    // this counts the data block and the Bloom chunk.
+    for i in (0..2000).step_by(2) {
+        s.put(
+            &t,
+            &Put::new(format!("r{i:05}")).add("f", "q", vec![b'v'; 2000]),
+        )
+        .unwrap();
+    }
+    s.flush_table(&t).unwrap();
+    let cache = s.block_cache().unwrap();
+    let lookups = || {
+        let (total, _, _) = cache.stats();
+        total.hit_count + total.miss_count
+    };
+    let blocks = || cache.stats().2.block_count + cache.stats().1.map_or(0, |l2| l2.block_count);
+    // Absent rows all over ~30 data blocks, none cached yet: the Bloom filter answers (its
+    // one chunk is cached), and no data block is read but for a false positive or two.
+    let before = blocks();
+    for i in (1..2000).step_by(40) {
+        assert!(s.get(&t, Get::new(format!("r{i:05}"))).unwrap().is_empty());
+    }
+    let data_blocks = blocks;
+    assert!(
+        data_blocks() <= before + 3,
+        "absent rows brought {} blocks into the cache",
+        data_blocks() - before
+    );
+    // Warm: every row once.
+    for i in (0..2000).step_by(2) {
+        assert_eq!(s.get(&t, Get::new(format!("r{i:05}"))).unwrap().len(), 1);
+    }
+    // Gets of the one column: a get of a whole row also looks at the cell after it, which
+    // for the last row of a block is in the next block.
+    let before = lookups();
+    for i in (0..2000).step_by(2) {
+        let g = Get::new(format!("r{i:05}")).column("f", "q");
+        assert_eq!(s.get(&t, g).unwrap().len(), 1);
+    }
+    assert_eq!(lookups() - before, 1000, "one lookup per cached get");
+}

@@ -50,11 +50,14 @@ impl Region {
         let _hold = self.read_points.hold(rp);
         let mut scanners: Vec<Box<dyn CellScanner>> = Vec::new();
         for s in self.stores.values() {
-            scanners.extend(s.scanners(&StoreRead {
-                read_point: rp,
-                block_options,
-                ..StoreRead::default()
-            })?);
+            s.add_scanners(
+                &StoreRead {
+                    read_point: rp,
+                    block_options,
+                    ..StoreRead::default()
+                },
+                &mut scanners,
+            )?;
         }
         let mut heap = KeyValueHeap::new(scanners);
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
@@ -100,16 +103,22 @@ impl Region {
         }
     }
 
-    pub(super) fn matcher_for(&self, scan: &Scan, read_point: u64, now: i64) -> Result<Matcher> {
-        let mut fams = Vec::new();
+    /// The matcher of `scan`, which hands over its columns (the scanner keeps them there).
+    pub(super) fn matcher_for(
+        &self,
+        scan: &mut Scan,
+        read_point: u64,
+        now: i64,
+    ) -> Result<Matcher> {
+        let mut fams = Vec::with_capacity(scan.columns.len().max(self.stores.len()));
         if scan.columns.is_empty() {
             for s in self.stores.values() {
                 fams.push((&s.family, None));
             }
         } else {
-            for (f, cols) in &scan.columns {
-                let s = self.check_family(f)?;
-                fams.push((&s.family, cols.clone()));
+            for (f, cols) in std::mem::take(&mut scan.columns) {
+                let s = self.check_family(&f)?;
+                fams.push((&s.family, cols));
             }
         }
         Ok(Matcher::new(
@@ -118,7 +127,7 @@ impl Region {
             } else {
                 MatchMode::User
             },
-            &fams,
+            fams,
             scan.options.time_range,
             scan.options.max_versions,
             scan.options.filter.is_some(),
@@ -148,7 +157,8 @@ impl Region {
     ) -> Result<RegionScanner> {
         let now = self.ttl_clock();
         let single = scan.single_row.then_some(scan.start_row.as_slice());
-        let mut scanners: Vec<Box<dyn CellScanner>> = Vec::new();
+        // A store has a memstore segment or two and a few files.
+        let mut scanners: Vec<Box<dyn CellScanner>> = Vec::with_capacity(4 * self.stores.len());
         for (name, s) in &self.stores {
             let cols = if scan.columns.is_empty() {
                 None
@@ -162,14 +172,17 @@ impl Region {
                 Some(ttl) if s.family.min_versions == 0 && !scan.options.raw => now - ttl,
                 _ => i64::MIN,
             };
-            scanners.extend(s.scanners(&StoreRead {
-                read_point: rp,
-                time_range: scan.options.time_range,
-                row: single,
-                columns: cols.flatten(),
-                oldest_unexpired,
-                block_options: scan.options.block_options(),
-            })?);
+            s.add_scanners(
+                &StoreRead {
+                    read_point: rp,
+                    time_range: scan.options.time_range,
+                    row: single,
+                    columns: cols.flatten(),
+                    oldest_unexpired,
+                    block_options: scan.options.block_options(),
+                },
+                &mut scanners,
+            )?;
         }
         self.metrics
             .read_request_count
@@ -191,7 +204,7 @@ impl Region {
         if let Some(f) = scan.options.filter.as_deref_mut() {
             f.set_reversed(scan.reversed);
         }
-        let matcher = self.matcher_for(&scan, rp, now)?;
+        let matcher = self.matcher_for(&mut scan, rp, now)?;
         let (mut start, mut stop) = (scan.start_row, scan.stop_row);
         if !scan.reversed {
             if start.as_slice() < self.info.start_key.as_slice() {
