@@ -290,13 +290,11 @@ impl Get {
         self
     }
 
-    /// The scan this get is: the same options, over one row.
+    /// The scan this get is: the same options, over one row (`start_row`; the scanner
+    /// stops after it, so no stop row is built).
     pub fn into_scan(self) -> Scan {
-        let mut stop = self.row.clone();
-        stop.push(0);
         Scan {
             start_row: self.row,
-            stop_row: stop,
             columns: self.columns,
             options: self.options,
             single_row: true,
@@ -590,8 +588,7 @@ mod tests {
         let s = g.into_scan();
         assert!(s.single_row);
         assert_eq!(s.start_row, b"row");
-        // The smallest row after "row" is "row\0": only "row" is in [start, stop).
-        assert_eq!(s.stop_row, b"row\x00");
+        assert!(s.stop_row.is_empty());
         assert_eq!(s.options.max_versions, 3);
         assert_eq!(s.columns.get(&b"f"[..]), Some(&Some(vec![b"q".to_vec()])));
         assert_eq!(s.columns.get(&b"g"[..]), Some(&None));

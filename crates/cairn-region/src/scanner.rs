@@ -318,16 +318,20 @@ impl RegionScanner {
         if !self.started {
             self.started = true;
             self.heap.seek(&first_on_row(&self.start_row)?)?;
-            // A forward scan needs its start row no more: its buffer, as long as the rows a
-            // get finds, holds the rows from here on without another allocation.
-            if self.row.capacity() == 0 {
-                self.row = std::mem::take(&mut self.start_row);
-            }
         }
         let Some(c) = self.heap.peek() else {
             return Ok(false);
         };
         let row = c.row();
+        if self.single_row {
+            // A get: its row or nothing. The row is read once, so the request's copy of it
+            // becomes the scanner's.
+            if !same_bytes(row, &self.start_row) {
+                return Ok(false);
+            }
+            self.row = std::mem::take(&mut self.start_row);
+            return Ok(true);
+        }
         if !self.stop_row.is_empty()
             && compare_bytes(row, &self.stop_row) != std::cmp::Ordering::Less
         {

@@ -65,21 +65,20 @@ impl Region {
             heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
-        let mut last_row: Option<Vec<u8>> = None;
+        let mut last_key: Option<Vec<u8>> = None;
         let now = self.ttl_clock();
         for i in order {
             let g = gets[i].take().expect("each get once");
-            let row = g.row.clone();
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
-            let key = cairn_hfile::cell::first_on_row(&row)?;
-            if last_row.as_deref() == Some(row.as_slice()) {
+            let key = cairn_hfile::cell::first_on_row(&g.row)?;
+            if last_key.as_deref() == Some(key.as_slice()) {
                 // The same row asked twice: the heap is already past it.
                 heap.seek(&key)?;
             } else {
                 heap.reseek_far(&key)?;
             }
-            last_row = Some(row);
+            last_key = Some(key);
             // The batch's registration above covers every get in it.
             let mut one = self.row_scanner(heap, g.into_scan(), rp, now, None, true)?;
             one.mark_started();
@@ -206,7 +205,8 @@ impl Region {
         }
         let matcher = self.matcher_for(&mut scan, rp, now)?;
         let (mut start, mut stop) = (scan.start_row, scan.stop_row);
-        if !scan.reversed {
+        // A get's row is in the region (checked before), and it stops by itself.
+        if !scan.reversed && !scan.single_row {
             if start.as_slice() < self.info.start_key.as_slice() {
                 start = self.info.start_key.clone();
             }
