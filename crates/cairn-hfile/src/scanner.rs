@@ -377,8 +377,11 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
             // One cell's lead is less than a miss takes when the caller does little per cell
             // (a filtered scan): guess that the cell after next is as long as this one (a
             // table's cells mostly are) and start loading it too. A wrong guess costs a line.
-            if let Some(further) = block.data().get(2 * next - self.pos..) {
-                crate::prefetch::two_lines(further);
+            let len = next - self.pos;
+            for k in 2..=4 {
+                if let Some(further) = block.data().get(self.pos + k * len..) {
+                    crate::prefetch::two_lines(further);
+                }
             }
             return Ok(true);
         }
