@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use cairn_hfile::encoding::DataBlockEncoding;
+use cairn_hfile::BloomType;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor,
     TableName,
@@ -47,9 +48,11 @@ enum Op {
     DeleteRow {
         row: u8,
     },
+    /// A get of the whole row, or of one column.
     Get {
         row: u8,
         versions: u32,
+        column: Option<u8>,
     },
     Scan {
         start: u8,
@@ -57,8 +60,9 @@ enum Op {
         reversed: bool,
         versions: u32,
     },
+    /// Gets of whole rows and of single columns in one batch.
     MultiGet {
-        rows: Vec<u8>,
+        rows: Vec<(u8, Option<u8>)>,
     },
     /// A client-side batch (`put_many`): one WAL record per region it touches.
     PutMany {
@@ -84,9 +88,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => row.clone().prop_map(|row| Op::DeleteFamily { row }),
         1 => (row.clone(), any::<u8>()).prop_map(|(row, pick)| Op::DeleteFamilyVersion { row, pick }),
         1 => row.clone().prop_map(|row| Op::DeleteRow { row }),
-        3 => (row.clone(), 1u32..4).prop_map(|(row, versions)| Op::Get { row, versions }),
+        3 => (row.clone(), 1u32..4, proptest::option::of(q.clone())).prop_map(|(row, versions, column)| Op::Get { row, versions, column }),
         2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, reversed, versions }),
-        1 => proptest::collection::vec(0u8..7, 1..5).prop_map(|rows| Op::MultiGet { rows }),
+        2 => proptest::collection::vec((0u8..7, proptest::option::of(q.clone())), 1..8).prop_map(|rows| Op::MultiGet { rows }),
         2 => proptest::collection::vec((row.clone(), q.clone()), 1..6).prop_map(|cells| Op::PutMany { cells }),
         1 => Just(Op::Flush),
         1 => any::<bool>().prop_map(|major| Op::Compact { major }),
@@ -129,6 +133,21 @@ impl Model {
         }
         out
     }
+
+    /// The row's cells, or those of one column.
+    fn column(&self, row: u8, column: Option<u8>, versions: u32) -> Vec<(u8, i64, String)> {
+        let mut out = self.row(row, versions);
+        out.retain(|c| column.is_none_or(|q| c.0 == q));
+        out
+    }
+}
+
+/// A get of `row`, whole or of one column.
+fn get(row: u8, column: Option<u8>) -> Get {
+    match column {
+        Some(q) => Get::new(row_key(row)).column("f", format!("q{q}")),
+        None => Get::new(row_key(row)),
+    }
 }
 
 /// A row and its cells as (qualifier index, timestamp, value).
@@ -160,8 +179,14 @@ fn open(dir: &std::path::Path) -> Arc<RegionServer> {
     RegionServer::open(c).unwrap()
 }
 
-/// `encoding`: the family's data block encoding, which flushes and compactions write.
-fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), TestCaseError> {
+/// `encoding`: the family's data block encoding, which flushes and compactions write;
+/// `bloom`: its Bloom filter, which gets of absent rows and columns may consult.
+fn run(
+    ops: Vec<Op>,
+    splits: bool,
+    encoding: DataBlockEncoding,
+    bloom: BloomType,
+) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
     let t = TableName::parse("model").unwrap();
     let mut s = open(dir.path());
@@ -174,6 +199,7 @@ fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), Te
         .max_versions(100)
         .ttl_seconds(TTL_SECONDS);
     family.data_block_encoding = encoding;
+    family.bloom_type = bloom;
     s.create_table(
         TableDescriptor::new(t.clone()).with_family(family),
         &split_keys,
@@ -259,11 +285,13 @@ fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), Te
                     .unwrap();
                 m.markers.push((row, None, clock, false));
             }
-            Op::Get { row, versions } => {
-                let got = s
-                    .get(&t, Get::new(row_key(row)).versions(versions))
-                    .unwrap();
-                prop_assert_eq!(cells(&got), m.row(row, versions), "{}", ctx);
+            Op::Get {
+                row,
+                versions,
+                column,
+            } => {
+                let got = s.get(&t, get(row, column).versions(versions)).unwrap();
+                prop_assert_eq!(cells(&got), m.column(row, column, versions), "{}", ctx);
             }
             Op::Scan {
                 start,
@@ -312,7 +340,7 @@ fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), Te
             Op::MultiGet { rows } => {
                 let gets = rows
                     .iter()
-                    .map(|&r| Get::new(row_key(r)).versions(2))
+                    .map(|&(r, column)| get(r, column).versions(2))
                     .collect();
                 let got: Vec<_> = s
                     .get_many(&t, gets)
@@ -320,7 +348,10 @@ fn run(ops: Vec<Op>, splits: bool, encoding: DataBlockEncoding) -> Result<(), Te
                     .iter()
                     .map(|r| cells(r))
                     .collect();
-                let want: Vec<_> = rows.iter().map(|&r| m.row(r, 2)).collect();
+                let want: Vec<_> = rows
+                    .iter()
+                    .map(|&(r, column)| m.column(r, column, 2))
+                    .collect();
                 prop_assert_eq!(got, want, "{}", ctx);
             }
             Op::Flush => s.flush_table(&t).unwrap(),
@@ -345,7 +376,8 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..80),
         splits in any::<bool>(),
         encoding in prop::sample::select(DataBlockEncoding::ALL.to_vec()),
+        bloom in prop::sample::select(vec![BloomType::None, BloomType::Row, BloomType::RowCol]),
     ) {
-        run(ops, splits, encoding)?;
+        run(ops, splits, encoding, bloom)?;
     }
 }
