@@ -194,6 +194,22 @@ impl RegionScanner {
         self.started = true;
     }
 
+    /// Reads `row` next, with everything else as it is (a multi-get's next row, whose get
+    /// asks for what the last one asked): the heap is already positioned at the row.
+    pub(crate) fn restart_single_row(&mut self, row: Vec<u8>) {
+        self.start_row = row;
+        self.started = true;
+        self.done = false;
+        self.rows = 0;
+        self.pending.clear();
+        self.timed_out = false;
+    }
+
+    /// The merged scanners, to position them before the next row.
+    pub(crate) fn heap_mut(&mut self) -> &mut KeyValueHeap<'static> {
+        &mut self.heap
+    }
+
     pub(crate) fn into_heap(self) -> KeyValueHeap<'static> {
         self.heap
     }

@@ -60,9 +60,9 @@ enum Op {
         reversed: bool,
         versions: u32,
     },
-    /// Gets of whole rows and of single columns in one batch.
+    /// Gets of whole rows and of single columns, with their own versions, in one batch.
     MultiGet {
-        rows: Vec<(u8, Option<u8>)>,
+        rows: Vec<(u8, Option<u8>, u32)>,
     },
     /// A client-side batch (`put_many`): one WAL record per region it touches.
     PutMany {
@@ -90,7 +90,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => row.clone().prop_map(|row| Op::DeleteRow { row }),
         3 => (row.clone(), 1u32..4, proptest::option::of(q.clone())).prop_map(|(row, versions, column)| Op::Get { row, versions, column }),
         2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, reversed, versions }),
-        2 => proptest::collection::vec((0u8..7, proptest::option::of(q.clone())), 1..8).prop_map(|rows| Op::MultiGet { rows }),
+        2 => proptest::collection::vec((0u8..7, proptest::option::of(q.clone()), 1u32..3), 1..8).prop_map(|rows| Op::MultiGet { rows }),
         2 => proptest::collection::vec((row.clone(), q.clone()), 1..6).prop_map(|cells| Op::PutMany { cells }),
         1 => Just(Op::Flush),
         1 => any::<bool>().prop_map(|major| Op::Compact { major }),
@@ -340,7 +340,7 @@ fn run(
             Op::MultiGet { rows } => {
                 let gets = rows
                     .iter()
-                    .map(|&(r, column)| get(r, column).versions(2))
+                    .map(|&(r, column, versions)| get(r, column).versions(versions))
                     .collect();
                 let got: Vec<_> = s
                     .get_many(&t, gets)
@@ -350,7 +350,7 @@ fn run(
                     .collect();
                 let want: Vec<_> = rows
                     .iter()
-                    .map(|&(r, column)| m.column(r, column, 2))
+                    .map(|&(r, column, versions)| m.column(r, column, versions))
                     .collect();
                 prop_assert_eq!(got, want, "{}", ctx);
             }

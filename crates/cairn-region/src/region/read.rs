@@ -59,31 +59,60 @@ impl Region {
                 &mut scanners,
             )?;
         }
-        let mut heap = KeyValueHeap::new(scanners);
+        let mut heap = Some(KeyValueHeap::new(scanners));
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
-        if let Some(&first) = order.first() {
-            heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
+        if let (Some(&first), Some(h)) = (order.first(), heap.as_mut()) {
+            h.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
         let mut last_key: Option<Vec<u8>> = None;
         let now = self.ttl_clock();
+        // The scanner of the last get, kept (holding the heap) while the next get asks for
+        // the same columns and options: a batch's gets mostly do, and building a matcher and
+        // scanner per row was a fifth of a cached row's cost.
+        let mut kept: Option<(GetShape, RegionScanner)> = None;
         for i in order {
             let g = gets[i].take().expect("each get once");
+            let reuse = kept.as_ref().is_some_and(|(shape, _)| shape.fits(&g));
+            if !reuse {
+                if let Some((_, s)) = kept.take() {
+                    heap = Some(s.into_heap());
+                }
+            }
+            let h = match (&mut kept, &mut heap) {
+                (Some((_, s)), _) => s.heap_mut(),
+                (None, Some(h)) => h,
+                (None, None) => unreachable!("the heap is in the kept scanner or here"),
+            };
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
             let key = cairn_hfile::cell::first_on_row(&g.row)?;
             if last_key.as_deref() == Some(key.as_slice()) {
                 // The same row asked twice: the heap is already past it.
-                heap.seek(&key)?;
+                h.seek(&key)?;
             } else {
-                heap.reseek_far(&key)?;
+                h.reseek_far(&key)?;
             }
             last_key = Some(key);
-            // The batch's registration above covers every get in it.
-            let mut one = self.row_scanner(heap, g.into_scan(), rp, now, None, true)?;
-            one.mark_started();
+            let (shape, mut one) = match kept.take() {
+                Some((shape, mut s)) => {
+                    s.restart_single_row(g.row);
+                    (Some(shape), s)
+                }
+                None => {
+                    let shape = GetShape::of(&g);
+                    let heap = heap.take().expect("not in a kept scanner");
+                    // The batch's registration above covers every get in it.
+                    let mut s = self.row_scanner(heap, g.into_scan(), rp, now, None, true)?;
+                    s.mark_started();
+                    (shape, s)
+                }
+            };
             results[i] = one.next_row()?.unwrap_or_default();
-            heap = one.into_heap();
+            match shape {
+                Some(shape) => kept = Some((shape, one)),
+                None => heap = Some(one.into_heap()),
+            }
         }
         self.metrics
             .read_request_count
@@ -227,6 +256,42 @@ impl Region {
             guard,
             metrics: metrics.then(|| self.metrics.clone()),
         }))
+    }
+}
+
+/// What a get asks for besides its row, when a scanner built for it can serve another get
+/// of the same shape: no filter (a filter has state), the same columns and options.
+struct GetShape {
+    columns: crate::mutation::Columns,
+    time_range: crate::matcher::TimeRange,
+    max_versions: u32,
+    raw: bool,
+    batch: usize,
+    limit: usize,
+}
+
+impl GetShape {
+    /// The shape of `g`, unless it has a filter.
+    fn of(g: &Get) -> Option<GetShape> {
+        g.options.filter.is_none().then(|| GetShape {
+            columns: g.columns.clone(),
+            time_range: g.options.time_range,
+            max_versions: g.options.max_versions,
+            raw: g.options.raw,
+            batch: g.options.batch,
+            limit: g.options.limit,
+        })
+    }
+
+    /// Whether a scanner built for this shape reads `g` exactly as one built for `g` would.
+    fn fits(&self, g: &Get) -> bool {
+        g.options.filter.is_none()
+            && g.options.time_range == self.time_range
+            && g.options.max_versions == self.max_versions
+            && g.options.raw == self.raw
+            && g.options.batch == self.batch
+            && g.options.limit == self.limit
+            && g.columns == self.columns
     }
 }
 
