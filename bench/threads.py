@@ -1,6 +1,6 @@
 """Table and plot of bench/threads.sh: multi-get rows/s against client threads.
 
-usage: threads.py RUNS_JSONL OUT_DIR COMMIT ROUNDS ROWS VALUE_SIZE BATCH
+usage: threads.py RUNS_JSONL OUT_DIR LABEL ROUNDS ROWS VALUE_SIZE BATCH
 Writes OUT_DIR/threads.md and, if matplotlib imports, OUT_DIR/threads.png (the style of
 bench/report.py's throughput plot: solid median, dotted best of the rounds).
 """
@@ -17,7 +17,7 @@ def med(xs):
 
 
 def main():
-    runs_path, out, commit, rounds, rows, value_size, batch = sys.argv[1:8]
+    runs_path, out, label, rounds, rows, value_size, batch = sys.argv[1:8]
     by_threads = {}
     with open(runs_path) as f:
         for line in f:
@@ -28,7 +28,7 @@ def main():
     medians = {t: med(v) for t, v in rates.items()}
     best_t = max(threads, key=lambda t: medians[t])
     md = [
-        f"# Multi-get rows/s against client threads (commit {commit})",
+        f"# Multi-get rows/s against client threads ({label})",
         "",
         f"`cairn pe --multiGet={batch} --warmCache --blockCacheSize=2GiB randomRead N`, "
         f"{rows} rows x {value_size} B (one major-compacted file, every block cached), "
@@ -58,7 +58,7 @@ def main():
         f"{t}: " + " / ".join(f"{x / 1e3:.0f}K" for x in rates[t]) for t in threads
     ) + " rows/s.")
     try:
-        plot(threads, rates, out, commit, batch)
+        plot(threads, rates, out, label, batch)
         md += ["", "![rows/s against client threads](threads.png)"]
     except ImportError:
         md += ["", "- No plot: matplotlib is not installed."]
@@ -73,7 +73,7 @@ def _cpus():
     return os.cpu_count()
 
 
-def plot(threads, rates, out, commit, batch):
+def plot(threads, rates, out, label, batch):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,7 +82,7 @@ def plot(threads, rates, out, commit, batch):
     fig, ax = plt.subplots(1, 1, figsize=(5.6, 3.6))
     line, = ax.plot(threads, [med(rates[t]) for t in threads], marker="o", label="cairn")
     ax.plot(threads, [max(rates[t]) for t in threads], linestyle=":", color=line.get_color())
-    ax.set_title(f"multi-get ({batch} rows), commit {commit}")
+    ax.set_title(f"multi-get ({batch} rows), {label}")
     ax.set_xlabel("client threads")
     ax.set_xticks(threads)
     ax.set_ylabel("rows/s")

@@ -20,7 +20,9 @@
 # environment (defaults): THREADS ("1 2 5 10 25 50 75"), ROUNDS (3), ROWS (300000; must divide
 #   by every thread count), VALUE_SIZE (1000), BATCH (100), DATA (/tmp/cairn-threads/read:
 #   the table, kept between invocations), OUT (bench/results/<UTC date>-threads),
-#   CAIRN (the binary; default: build target/release/cairn), VENV (target/bench-venv)
+#   CAIRN (the binary; default: build target/release/cairn), LABEL (what the table and plot call
+#   the binary: the commit it was built from; default: HEAD's commit when building, else CAIRN),
+#   VENV (target/bench-venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,8 +61,12 @@ fi
 mkdir -p "$out"
 runs=$out/runs.jsonl
 : >"$runs"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "+dirty" || true)
+if [ -n "${CAIRN:-}" ]; then
+    label=${LABEL:-$cairn}
+else
+    label=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && label="$label+dirty"
+fi
 
 order=($threads)
 total=$((rounds * ${#order[@]}))
@@ -94,5 +100,5 @@ elif ! python3 -c 'import matplotlib' 2>/dev/null; then
         echo "note: no plot: could not install matplotlib into $venv" >&2
     fi
 fi
-"$plot_python" bench/threads.py "$runs" "$out" "$commit$dirty" "$rounds" "$rows" "$value_size" "$batch"
+"$plot_python" bench/threads.py "$runs" "$out" "$label" "$rounds" "$rows" "$value_size" "$batch"
 echo "== wrote $out/threads.md$( [ -f "$out/threads.png" ] && echo " and $out/threads.png")" >&2
