@@ -18,7 +18,7 @@ mod report;
 mod table;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -39,23 +39,41 @@ pub use options::{
 };
 pub use report::PeReport;
 
+/// Where the timed part of a run starts: the clock, CPU and counters read once every client is
+/// set up, just before they are let go together.
+struct Start {
+    at: Instant,
+    cpu: (Duration, Duration),
+    cache: Option<CacheStats>,
+    wal_appends: u64,
+}
+
 /// Runs every client of `settings` on its own thread; the first error stops the others.
+///
+/// The clients start together: each sets itself up (and, with `warm`, makes one untimed read,
+/// see [`client::run`]) and waits; the clock and the CPU and cache counters are read when all
+/// are ready, then all are let go. Starting 75 threads one after another inside the timed part
+/// measured thread creation and each new thread's first memory rather than the reads.
 fn run_clients(
     server: &Arc<RegionServer>,
     table: &TableName,
     settings: &Settings,
     bar: &ProgressBar,
-) -> Result<(Vec<ClientResult>, Duration)> {
+    warm: bool,
+) -> Result<(Vec<ClientResult>, Duration, Start)> {
     let abort = AtomicBool::new(false);
+    // The clients and this thread: once when every client is ready, once to let them go.
+    let gate = Barrier::new(settings.clients + 1);
     let shared = client::Shared {
         server,
         table,
         settings,
         abort: &abort,
         bar,
+        gate: &gate,
+        warm,
     };
-    let started = Instant::now();
-    let results: Vec<Result<ClientResult>> = std::thread::scope(|scope| {
+    let (results, start, wall) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..settings.clients)
             .map(|i| {
                 let (shared, abort) = (&shared, &abort);
@@ -71,20 +89,29 @@ fn run_clients(
                     .expect("spawn client thread")
             })
             .collect();
-        handles
+        gate.wait();
+        let start = Start {
+            cpu: cpu_times(),
+            cache: cache_totals(server),
+            wal_appends: server.wal().stats().appends,
+            at: Instant::now(),
+        };
+        gate.wait();
+        let results: Vec<Result<ClientResult>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("client thread panicked")))
             })
-            .collect()
+            .collect();
+        let wall = start.at.elapsed();
+        (results, start, wall)
     });
-    let wall = started.elapsed();
     let mut out = Vec::new();
     for r in results {
         out.push(r?);
     }
-    Ok((out, wall))
+    Ok((out, wall, start))
 }
 
 fn cache_totals(server: &RegionServer) -> Option<CacheStats> {
@@ -115,12 +142,10 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
             let mut scanner = server.scanner(&plan.table, Scan::new())?;
             while scanner.next_row()?.is_some() {}
         }
-        let cache_before = cache_totals(server);
         let bar = crate::progress::count(s.command.name(), s.rows * s.clients as u64);
-        let wal0 = server.wal().stats().appends;
-        let cpu0 = cpu_times();
-        let (results, wall) = run_clients(server, &plan.table, s, &bar)?;
+        let (results, wall, start) = run_clients(server, &plan.table, s, &bar, plan.warm_cache)?;
         let cpu1 = cpu_times();
+        let (cpu0, wal0) = (start.cpu, start.wal_appends);
         bar.finish_and_clear();
         Ok(PeReport {
             settings: s.clone(),
@@ -131,7 +156,7 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
             user: cpu1.0 - cpu0.0,
             sys: cpu1.1 - cpu0.1,
             wal_appends: server.wal().stats().appends.saturating_sub(wal0),
-            cache_before,
+            cache_before: start.cache,
             cache_after: cache_totals(server),
             root: root.clone(),
             data_note: data_note.clone(),
@@ -139,4 +164,76 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
         })
     })();
     store.finish(outcome, plan.quiet)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn read_options(clients: u32, rows: u64, multi_get: usize) -> PeOptions {
+        let mut o = PeOptions::new(PeCommand::RandomRead, clients);
+        o.rows = rows;
+        o.value_size = 100;
+        o.multi_get = multi_get;
+        o.warm_cache = true;
+        o.quiet = true;
+        o
+    }
+
+    /// Runs `f` on its own thread and fails the test if it does not finish in `secs`.
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(secs))
+            .expect("the run finished (no client left waiting at the start gate)")
+    }
+
+    #[test]
+    fn warm_up_reads_are_not_counted_in_the_timed_run() {
+        let (clients, rows, batch) = (3u64, 200u64, 10u64);
+        let report = within(120, move || {
+            run(&Plan::new(&read_options(clients as u32, rows, batch as usize)).unwrap()).unwrap()
+        });
+        // Each client made one untimed warm-up batch before the gate; only the timed rows
+        // show: PE's rows per client, each read back, one latency entry per batch.
+        assert_eq!(report.ops(), clients * rows);
+        let j = report.json();
+        assert_eq!(j["rows_returned"], clients * rows);
+        assert_eq!(j["misses"], 0);
+        assert_eq!(j["latency_us"]["count"], clients * rows / batch);
+    }
+
+    #[test]
+    fn a_client_failing_before_the_gate_does_not_leave_the_others_waiting() {
+        let store = Store::open(
+            "pe-test",
+            None,
+            false,
+            Plan::new(&read_options(1, 10, 0)).unwrap().cache.clone(),
+            &[],
+        )
+        .unwrap();
+        let server = store.server.clone();
+        let settings = Plan::new(&read_options(4, 10, 5)).unwrap().settings;
+        // No such table: every client's warm-up read fails before the gate.
+        let outcome = within(20, move || {
+            let bar = ProgressBar::hidden();
+            run_clients(
+                &server,
+                &TableName::parse("NoSuchTable").unwrap(),
+                &settings,
+                &bar,
+                true,
+            )
+            .map(|(r, _, _)| r.len())
+        });
+        let e = outcome.expect_err("the warm-up reads fail");
+        assert!(format!("{e:#}").contains("warm-up read"), "{e:#}");
+        store.finish(Ok(()), true).unwrap();
+    }
 }

@@ -169,7 +169,8 @@ pub struct PeArgs {
     #[arg(long = "bucketCacheSize", value_parser = size, value_name = "SIZE")]
     bucket_cache_size: Option<u64>,
     /// Before the timed run, scan the whole table once (untimed) so its blocks are in the block
-    /// cache, as a long-running server's would be (cairn's own; not a PE option).
+    /// cache, and let each client of a read command make a few untimed reads so its thread's
+    /// memory is in place, as a long-running server's would be (cairn's own; not a PE option).
     #[arg(long = "warmCache")]
     warm_cache: bool,
     /// An HBase property of the embedded server or its block cache, e.g.

@@ -29,6 +29,7 @@ pub mod mutation;
 pub mod mvcc;
 pub mod offline;
 pub mod read_options;
+pub mod read_points;
 pub mod region;
 pub mod scanner;
 pub mod server;

@@ -1,21 +1,23 @@
 //! Per-region counters with HBase's metric names (`MetricsRegionSource`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
 
 /// One region's counters. The read and write paths bump them with relaxed atomics: they are
 /// statistics, read without any ordering against the data. [`counters`](Self::counters) names
-/// them as HBase does.
+/// them as HBase does. The ones bumped by every request are [`ShardedCounter`]s.
 #[derive(Debug, Default)]
 pub struct RegionMetrics {
     /// `readRequestCount`: one per get, per scanner opened and per get of a multi-get (not per row
     /// a scanner returns).
-    pub read_request_count: AtomicU64,
+    pub read_request_count: ShardedCounter,
     /// `writeRequestCount`: one per atomic apply, i.e. a put, delete or increment, or a whole
     /// mini-batch of puts.
-    pub write_request_count: AtomicU64,
+    pub write_request_count: ShardedCounter,
     /// `filteredReadRequestCount`: rows a filter rejected, added once per `next_row` call rather
     /// than per row.
-    pub filtered_read_request_count: AtomicU64,
+    pub filtered_read_request_count: ShardedCounter,
     /// `flushesCount`: flushes that wrote at least one store file (an empty memstore does not
     /// count).
     pub flush_count: AtomicU64,
@@ -36,17 +38,53 @@ pub struct RegionMetrics {
     pub major_compacted_cells_count: AtomicU64,
 }
 
+/// Stripes of a [`ShardedCounter`].
+const STRIPES: usize = 16;
+
+/// A counter that every request bumps, from every thread: each thread adds to its own stripe
+/// (its own cache line), so requests on different cores do not pass one counter's line back and
+/// forth; a read sums the stripes. The methods are named as `AtomicU64`'s, which it replaced.
+#[derive(Debug, Default)]
+pub struct ShardedCounter {
+    stripes: [CachePadded<AtomicU64>; STRIPES],
+}
+
+/// The calling thread's stripe: threads take stripes in turn as they first count.
+fn stripe() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    STRIPE.with(|s| *s)
+}
+
+impl ShardedCounter {
+    /// Adds `n` (wrapping, as `AtomicU64::fetch_add`).
+    #[inline]
+    pub fn fetch_add(&self, n: u64, order: Ordering) {
+        self.stripes[stripe()].fetch_add(n, order);
+    }
+
+    /// The total so far: the stripes' sum (adds racing with the read may or may not be in it).
+    pub fn load(&self, order: Ordering) -> u64 {
+        self.stripes
+            .iter()
+            .fold(0u64, |sum, s| sum.wrapping_add(s.load(order)))
+    }
+}
+
 impl RegionMetrics {
     /// A snapshot of every counter under its HBase metric name, for metrics endpoints;
     /// [`Region::metric_values`](crate::Region::metric_values) adds the gauges.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let sharded = |c: &ShardedCounter| c.load(Ordering::Relaxed);
         vec![
-            ("readRequestCount", g(&self.read_request_count)),
-            ("writeRequestCount", g(&self.write_request_count)),
+            ("readRequestCount", sharded(&self.read_request_count)),
+            ("writeRequestCount", sharded(&self.write_request_count)),
             (
                 "filteredReadRequestCount",
-                g(&self.filtered_read_request_count),
+                sharded(&self.filtered_read_request_count),
             ),
             ("flushesCount", g(&self.flush_count)),
             ("flushedCellsCount", g(&self.flushed_cells_count)),
@@ -70,10 +108,12 @@ mod tests {
     fn each_counter_is_exported_under_its_hbase_name() {
         let m = RegionMetrics::default();
         // A distinct value per counter, so a name wired to the wrong field shows.
-        let fields = [
+        let sharded = [
             (&m.read_request_count, "readRequestCount"),
             (&m.write_request_count, "writeRequestCount"),
             (&m.filtered_read_request_count, "filteredReadRequestCount"),
+        ];
+        let plain = [
             (&m.flush_count, "flushesCount"),
             (&m.flushed_cells_count, "flushedCellsCount"),
             (&m.flushed_cells_size, "flushedCellsSize"),
@@ -82,14 +122,46 @@ mod tests {
             (&m.compacted_cells_size, "compactedCellsSize"),
             (&m.major_compacted_cells_count, "majorCompactedCellsCount"),
         ];
-        for (i, (counter, _)) in fields.iter().enumerate() {
-            counter.store(100 + i as u64, Ordering::Relaxed);
+        for (i, (counter, _)) in sharded.iter().enumerate() {
+            counter.fetch_add(100 + i as u64, Ordering::Relaxed);
         }
-        let expected: Vec<(&str, u64)> = fields
+        for (i, (counter, _)) in plain.iter().enumerate() {
+            counter.store(100 + (sharded.len() + i) as u64, Ordering::Relaxed);
+        }
+        let names = sharded
             .iter()
+            .map(|(_, n)| *n)
+            .chain(plain.iter().map(|(_, n)| *n));
+        let expected: Vec<(&str, u64)> = names
             .enumerate()
-            .map(|(i, (_, name))| (*name, 100 + i as u64))
+            .map(|(i, name)| (name, 100 + i as u64))
             .collect();
         assert_eq!(m.counters(), expected);
+    }
+
+    #[test]
+    fn a_sharded_counter_sums_every_threads_adds() {
+        let c = ShardedCounter::default();
+        // More threads than stripes, so stripes are shared as well as spread over.
+        let threads = 2 * STRIPES as u64 + 3;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let c = &c;
+                s.spawn(move || {
+                    for _ in 0..1000 {
+                        c.fetch_add(t + 1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let expected: u64 = (1..=threads).map(|n| 1000 * n).sum();
+        assert_eq!(c.load(Ordering::Relaxed), expected);
+        // The adds went to several stripes (else this is one shared counter again).
+        let used = c
+            .stripes
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) > 0)
+            .count();
+        assert!(used > 1, "all adds in {used} stripe");
     }
 }

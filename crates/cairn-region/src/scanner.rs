@@ -7,114 +7,13 @@ use std::sync::Arc;
 use cairn_filter::Filter;
 use cairn_hfile::cell::{compare_bytes, first_on_row, last_on_row, same_bytes};
 use cairn_hfile::KeyValue;
-use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::heap::KeyValueHeap;
 use crate::matcher::{MatchCode, Matcher};
+pub use crate::read_points::{ReadPointGuard, ReadPointHold, ReadPoints};
 use crate::store::seek_or_next;
-
-/// Read points of open scanners; compactions keep what the oldest one can still see.
-///
-/// Every get and scan registers here, from every thread: one lock and map for all of them
-/// made the lock's cache line travel between cores on each read. Registrations go to the
-/// calling thread's shard instead (a few entries, each on its own cache line); only the
-/// compaction's rare `smallest` visits them all.
-#[derive(Debug, Default)]
-pub struct ReadPoints {
-    shards: [Shard; READ_POINT_SHARDS],
-}
-
-/// (read point, registrations at it) of the threads that map to the shard.
-type Shard = CachePadded<Mutex<Vec<(u64, usize)>>>;
-
-const READ_POINT_SHARDS: usize = 16;
-
-fn this_threads_shard() -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % READ_POINT_SHARDS;
-    }
-    SHARD.with(|s| *s)
-}
-
-impl ReadPoints {
-    /// Registers `rp` for a scanner that may outlive the caller (it keeps the registry alive).
-    pub fn register(self: &Arc<Self>, rp: u64) -> ReadPointGuard {
-        let shard = self.add(rp);
-        ReadPointGuard {
-            points: self.clone(),
-            rp,
-            shard,
-        }
-    }
-
-    /// Registers `rp` for as long as the caller holds the result (a get, a multi-get).
-    pub fn hold(&self, rp: u64) -> ReadPointHold<'_> {
-        let shard = self.add(rp);
-        ReadPointHold {
-            points: self,
-            rp,
-            shard,
-        }
-    }
-
-    fn add(&self, rp: u64) -> usize {
-        let shard = this_threads_shard();
-        let mut m = self.shards[shard].lock();
-        match m.iter_mut().find(|(p, _)| *p == rp) {
-            Some((_, n)) => *n += 1,
-            None => m.push((rp, 1)),
-        }
-        shard
-    }
-
-    fn remove(&self, rp: u64, shard: usize) {
-        let mut m = self.shards[shard].lock();
-        if let Some(i) = m.iter().position(|(p, _)| *p == rp) {
-            m[i].1 -= 1;
-            if m[i].1 == 0 {
-                m.swap_remove(i);
-            }
-        }
-    }
-
-    /// The smallest registered read point, or `default` when none is.
-    pub fn smallest(&self, default: u64) -> u64 {
-        self.shards
-            .iter()
-            .filter_map(|s| s.lock().iter().map(|(p, _)| *p).min())
-            .fold(default, u64::min)
-    }
-}
-
-/// A registration that keeps the registry alive (held by a scanner).
-pub struct ReadPointGuard {
-    points: Arc<ReadPoints>,
-    rp: u64,
-    shard: usize,
-}
-
-impl Drop for ReadPointGuard {
-    fn drop(&mut self) {
-        self.points.remove(self.rp, self.shard);
-    }
-}
-
-/// A registration that borrows the registry (held on a caller's stack).
-pub struct ReadPointHold<'a> {
-    points: &'a ReadPoints,
-    rp: u64,
-    shard: usize,
-}
-
-impl Drop for ReadPointHold<'_> {
-    fn drop(&mut self) {
-        self.points.remove(self.rp, self.shard);
-    }
-}
 
 /// Rows of one region, in order (or reverse order), as lists of cells.
 pub struct RegionScanner {
@@ -499,37 +398,3 @@ impl Iterator for RegionScanner {
 
 /// Lets tests and callers share one scanner across threads.
 pub type SharedScanner = Arc<Mutex<RegionScanner>>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_smallest_read_point_is_the_oldest_still_registered_on_any_thread() {
-        let points = Arc::new(ReadPoints::default());
-        assert_eq!(points.smallest(100), 100);
-        // Registrations from many threads land in different shards; guards may be dropped
-        // on another thread than the one that registered.
-        let guards: Vec<ReadPointGuard> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..40u64)
-                .map(|i| {
-                    let points = points.clone();
-                    s.spawn(move || points.register(50 + i % 20))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        assert_eq!(points.smallest(100), 50);
-        assert_eq!(points.smallest(10), 10);
-        let (low, rest): (Vec<_>, Vec<_>) = guards.into_iter().partition(|g| g.rp < 60);
-        {
-            let _hold = points.hold(55);
-            drop(low);
-            assert_eq!(points.smallest(100), 55);
-        }
-        assert_eq!(points.smallest(100), 60);
-        drop(rest);
-        assert_eq!(points.smallest(100), 100);
-        assert!(points.shards.iter().all(|s| s.lock().is_empty()));
-    }
-}

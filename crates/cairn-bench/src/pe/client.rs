@@ -2,7 +2,7 @@
 //! against the embedded region server.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -53,6 +53,11 @@ pub(crate) struct Shared<'a> {
     pub settings: &'a Settings,
     pub abort: &'a AtomicBool,
     pub bar: &'a ProgressBar,
+    /// Every client and the thread that times them meet here twice: when all are ready, and to
+    /// start together (see `run_clients`).
+    pub gate: &'a Barrier,
+    /// Make one untimed read before the gate (`--warmCache`).
+    pub warm: bool,
 }
 
 /// PE's `random.nextInt(Integer.MAX_VALUE) % n`: uniform enough in `0..n` for `n` up to PE's
@@ -105,18 +110,40 @@ struct Client<'a> {
     result: ClientResult,
 }
 
+/// Untimed requests of a warmed-up reader. After one 100-row multi-get, 75 new threads still
+/// faulted in ~90 of their allocator's 2 MiB pages during the timed part (up to 0.2 s of system
+/// CPU); after three, none showed.
+const WARM_UP_REQUESTS: usize = 3;
+
 /// Runs client `index` to the end of its range (or until another client failed), with its
 /// own random numbers seeded from the operating system's.
+///
+/// The client passes `sh.gate` twice whatever happens (an error is returned after), so the
+/// others never wait for it forever. With `sh.warm`, a read-only command first makes
+/// [`WARM_UP_REQUESTS`] untimed reads of random rows (multi-gets of `--multiGet` rows, or
+/// gets): a new thread's first reads fault in the allocator's pages for that thread (with
+/// cairn's 2 MiB pages, most of a 75-thread run's system CPU), which a long-running server's
+/// threads paid long ago.
 pub(crate) fn run(sh: &Shared<'_>, index: usize) -> Result<ClientResult> {
-    let s = sh.settings;
-    let (first, last) = if s.command.is_cas() {
-        // CASTableTest: every client works the same rows, so operations overlap.
-        (0, s.rows)
-    } else {
-        let first = s.start_row + index as u64 * s.rows;
-        (first, first + s.rows)
+    let client = setup(sh, index);
+    let warmed = match client {
+        Ok(mut c) if sh.warm && sh.settings.command.is_read() => c.warm_up().map(|()| c),
+        other => other,
     };
-    let mut c = Client {
+    sh.gate.wait();
+    sh.gate.wait();
+    timed(warmed?, index)
+}
+
+fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
+    let s = sh.settings;
+    // CASTableTest: every client works the same rows, so operations overlap.
+    let first = if s.command.is_cas() {
+        0
+    } else {
+        s.start_row + index as u64 * s.rows
+    };
+    Ok(Client {
         sh,
         rng: SmallRng::from_os_rng(),
         families: (0..s.families)
@@ -145,7 +172,13 @@ pub(crate) fn run(sh: &Shared<'_>, index: usize) -> Result<ClientResult> {
             busy_waits: 0,
             cas_failures: 0,
         },
-    };
+    })
+}
+
+/// The timed loop of a client set up by [`setup`]: rows `offset..offset + rows`.
+fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
+    let (sh, s) = (c.sh, c.sh.settings);
+    let (first, last) = (c.result.offset, c.result.offset + s.rows);
     // PE: `everyN = (int) (totalRows / (totalRows * sampleRate))`.
     let every_n = ((1.0 / s.sample_rate) as u64).max(1);
     let started = Instant::now();
@@ -187,6 +220,21 @@ pub(crate) fn run(sh: &Shared<'_>, index: usize) -> Result<ClientResult> {
 impl Client<'_> {
     fn settings(&self) -> &Settings {
         self.sh.settings
+    }
+
+    /// Untimed reads of random rows, counted nowhere (see [`run`]).
+    fn warm_up(&mut self) -> Result<()> {
+        let (server, table) = (self.sh.server, self.sh.table);
+        for _ in 0..WARM_UP_REQUESTS {
+            let gets: Vec<Get> = (0..self.settings().multi_get.max(1))
+                .map(|_| {
+                    let row = self.random_row();
+                    self.add_columns_get(Get::new(row))
+                })
+                .collect();
+            server.get_many(table, gets).context("warm-up read")?;
+        }
+        Ok(())
     }
 
     fn random_row(&mut self) -> Vec<u8> {

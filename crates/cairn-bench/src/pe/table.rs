@@ -67,7 +67,7 @@ pub(crate) fn prepare_table(server: &Arc<RegionServer>, p: &Plan) -> Result<Vec<
         ));
         let bar = crate::progress::count("loading", loaded);
         let t = Instant::now();
-        super::run_clients(server, &p.table, &load, &bar).context("loading the table")?;
+        super::run_clients(server, &p.table, &load, &bar, false).context("loading the table")?;
         server.flush_table(&p.table)?;
         bar.finish_and_clear();
         say(format!(
