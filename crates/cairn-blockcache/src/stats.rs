@@ -30,6 +30,12 @@ fn stripe_index() -> usize {
     INDEX.with(|i| *i)
 }
 
+impl std::fmt::Debug for StripedCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StripedCounter").field(&self.get()).finish()
+    }
+}
+
 impl StripedCounter {
     /// Adds `n`.
     #[inline]
@@ -168,5 +174,30 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(c.get(), 80_000);
+        // The adds went to several stripes (else this is one shared counter again).
+        let used = c
+            .stripes
+            .iter()
+            .filter(|s| s.0.load(Ordering::Relaxed) > 0)
+            .count();
+        assert!(used > 1, "all adds in {used} stripe");
+    }
+
+    #[test]
+    fn striped_counter_sums_more_threads_than_stripes() {
+        let c = StripedCounter::default();
+        let threads = 2 * STRIPES as u64 + 3;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let c = &c;
+                s.spawn(move || {
+                    for _ in 0..1000 {
+                        c.add(t + 1);
+                    }
+                });
+            }
+        });
+        let expected: u64 = (1..=threads).map(|n| 1000 * n).sum();
+        assert_eq!(c.get(), expected);
     }
 }

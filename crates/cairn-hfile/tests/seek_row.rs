@@ -40,6 +40,11 @@ fn file(bloom: BloomType) -> (HFileReader, Arc<Mutex<Vec<u64>>>) {
             w.append(&kv.as_cell()).unwrap();
         }
     }
+    recorded(w)
+}
+
+/// The file `w` wrote, opened over a source that records its reads.
+fn recorded(w: HFileWriter<Vec<u8>>) -> (HFileReader, Arc<Mutex<Vec<u64>>>) {
     let (bytes, _) = w.finish().unwrap();
     let reads = Arc::new(Mutex::new(Vec::new()));
     let source = Recording {
@@ -156,18 +161,7 @@ fn leaf_index_blocks_are_read_once() {
         let kv = KeyValue::put(format!("r{i:05}").as_bytes(), b"f", b"q", 1, &[b'v'; 100]).unwrap();
         w.append(&kv.as_cell()).unwrap();
     }
-    let (bytes, _) = w.finish().unwrap();
-    let reads = Arc::new(Mutex::new(Vec::new()));
-    let source = Recording {
-        bytes: Bytes::from(bytes),
-        reads: reads.clone(),
-    };
-    let reader = HFileReader::open_source(
-        "mem.hfile".into(),
-        Arc::new(source),
-        ReaderOptions::default(),
-    )
-    .unwrap();
+    let (reader, reads) = recorded(w);
     assert_eq!(reader.trailer().num_data_index_levels, 2);
     // From row 7 on: a key before the first cell reads the first block by its header first.
     for i in (7..3000).step_by(7) {

@@ -1,23 +1,24 @@
 //! Per-region counters with HBase's metric names (`MetricsRegionSource`).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_utils::CachePadded;
+pub use cairn_blockcache::StripedCounter;
 
 /// One region's counters. The read and write paths bump them with relaxed atomics: they are
 /// statistics, read without any ordering against the data. [`counters`](Self::counters) names
-/// them as HBase does. The ones bumped by every request are [`ShardedCounter`]s.
+/// them as HBase does. The ones bumped by every request are [`StripedCounter`]s: each thread adds to its own
+/// cache line, so requests on different cores do not pass one counter's line back and forth.
 #[derive(Debug, Default)]
 pub struct RegionMetrics {
     /// `readRequestCount`: one per get, per scanner opened and per get of a multi-get (not per row
     /// a scanner returns).
-    pub read_request_count: ShardedCounter,
+    pub read_request_count: StripedCounter,
     /// `writeRequestCount`: one per atomic apply, i.e. a put, delete or increment, or a whole
     /// mini-batch of puts.
-    pub write_request_count: ShardedCounter,
+    pub write_request_count: StripedCounter,
     /// `filteredReadRequestCount`: rows a filter rejected, added once per `next_row` call rather
     /// than per row.
-    pub filtered_read_request_count: ShardedCounter,
+    pub filtered_read_request_count: StripedCounter,
     /// `flushesCount`: flushes that wrote at least one store file (an empty memstore does not
     /// count).
     pub flush_count: AtomicU64,
@@ -38,47 +39,12 @@ pub struct RegionMetrics {
     pub major_compacted_cells_count: AtomicU64,
 }
 
-/// Stripes of a [`ShardedCounter`].
-const STRIPES: usize = 16;
-
-/// A counter that every request bumps, from every thread: each thread adds to its own stripe
-/// (its own cache line), so requests on different cores do not pass one counter's line back and
-/// forth; a read sums the stripes. The methods are named as `AtomicU64`'s, which it replaced.
-#[derive(Debug, Default)]
-pub struct ShardedCounter {
-    stripes: [CachePadded<AtomicU64>; STRIPES],
-}
-
-/// The calling thread's stripe: threads take stripes in turn as they first count.
-fn stripe() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
-    }
-    STRIPE.with(|s| *s)
-}
-
-impl ShardedCounter {
-    /// Adds `n` (wrapping, as `AtomicU64::fetch_add`).
-    #[inline]
-    pub fn fetch_add(&self, n: u64, order: Ordering) {
-        self.stripes[stripe()].fetch_add(n, order);
-    }
-
-    /// The total so far: the stripes' sum (adds racing with the read may or may not be in it).
-    pub fn load(&self, order: Ordering) -> u64 {
-        self.stripes
-            .iter()
-            .fold(0u64, |sum, s| sum.wrapping_add(s.load(order)))
-    }
-}
-
 impl RegionMetrics {
     /// A snapshot of every counter under its HBase metric name, for metrics endpoints;
     /// [`Region::metric_values`](crate::Region::metric_values) adds the gauges.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let sharded = |c: &ShardedCounter| c.load(Ordering::Relaxed);
+        let sharded = |c: &StripedCounter| c.get();
         vec![
             ("readRequestCount", sharded(&self.read_request_count)),
             ("writeRequestCount", sharded(&self.write_request_count)),
@@ -123,7 +89,7 @@ mod tests {
             (&m.major_compacted_cells_count, "majorCompactedCellsCount"),
         ];
         for (i, (counter, _)) in sharded.iter().enumerate() {
-            counter.fetch_add(100 + i as u64, Ordering::Relaxed);
+            counter.add(100 + i as u64);
         }
         for (i, (counter, _)) in plain.iter().enumerate() {
             counter.store(100 + (sharded.len() + i) as u64, Ordering::Relaxed);
@@ -137,31 +103,5 @@ mod tests {
             .map(|(i, name)| (name, 100 + i as u64))
             .collect();
         assert_eq!(m.counters(), expected);
-    }
-
-    #[test]
-    fn a_sharded_counter_sums_every_threads_adds() {
-        let c = ShardedCounter::default();
-        // More threads than stripes, so stripes are shared as well as spread over.
-        let threads = 2 * STRIPES as u64 + 3;
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let c = &c;
-                s.spawn(move || {
-                    for _ in 0..1000 {
-                        c.fetch_add(t + 1, Ordering::Relaxed);
-                    }
-                });
-            }
-        });
-        let expected: u64 = (1..=threads).map(|n| 1000 * n).sum();
-        assert_eq!(c.load(Ordering::Relaxed), expected);
-        // The adds went to several stripes (else this is one shared counter again).
-        let used = c
-            .stripes
-            .iter()
-            .filter(|s| s.load(Ordering::Relaxed) > 0)
-            .count();
-        assert!(used > 1, "all adds in {used} stripe");
     }
 }

@@ -148,8 +148,7 @@ impl RegionScanner {
         let r = self.next_row_inner();
         if self.filtered_rows > 0 {
             if let Some(m) = &self.metrics {
-                m.filtered_read_request_count
-                    .fetch_add(self.filtered_rows, std::sync::atomic::Ordering::Relaxed);
+                m.filtered_read_request_count.add(self.filtered_rows);
                 self.filtered_rows = 0;
             }
         }

@@ -16,9 +16,7 @@ impl Region {
         let row = s.next_row()?.unwrap_or_default();
         let filtered = s.take_filtered_rows();
         if filtered > 0 {
-            self.metrics
-                .filtered_read_request_count
-                .fetch_add(filtered, Ordering::Relaxed);
+            self.metrics.filtered_read_request_count.add(filtered);
         }
         Ok(row)
     }
@@ -114,9 +112,7 @@ impl Region {
                 None => heap = Some(one.into_heap()),
             }
         }
-        self.metrics
-            .read_request_count
-            .fetch_add(results.len() as u64, Ordering::Relaxed);
+        self.metrics.read_request_count.add(results.len() as u64);
         Ok(results)
     }
 
@@ -212,9 +208,7 @@ impl Region {
                 &mut scanners,
             )?;
         }
-        self.metrics
-            .read_request_count
-            .fetch_add(1, Ordering::Relaxed);
+        self.metrics.read_request_count.add(1);
         self.row_scanner(KeyValueHeap::new(scanners), scan, rp, now, guard, metrics)
     }
 

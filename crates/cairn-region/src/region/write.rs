@@ -77,9 +77,7 @@ impl Region {
         }
         crate::memstore::add_signed(&self.memstore_bytes, grown);
         self.mvcc.complete_and_wait(seq);
-        self.metrics
-            .write_request_count
-            .fetch_add(1, Ordering::Relaxed);
+        self.metrics.write_request_count.add(1);
         Ok(seq)
     }
 
