@@ -114,6 +114,11 @@ fn run_clients(
     Ok((out, wall, start))
 }
 
+/// At most this many warm-up scans (`--warmCache`): the first fills the cache's single-access
+/// share, the second promotes what it kept and reads again what it could not hold, the third
+/// promotes those.
+const WARM_PASSES: usize = 4;
+
 fn cache_totals(server: &RegionServer) -> Option<CacheStats> {
     server.block_cache().map(|c| c.stats().2)
 }
@@ -139,8 +144,19 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
         notes.extend(table::prepare_table(server, plan)?);
         let regions = server.table(&plan.table)?.regions.len();
         if plan.warm_cache {
-            let mut scanner = server.scanner(&plan.table, Scan::new())?;
-            while scanner.next_row()?.is_some() {}
+            // A long-running server has read its hot blocks more than once. HBase's LRU
+            // keeps blocks read once in its single-access share (a quarter of L1) and moves
+            // them to the multi-access share on a second read, so a table larger than that
+            // quarter is not all cached after one pass: scan until a pass misses nothing.
+            for _ in 0..WARM_PASSES {
+                let misses = || cache_totals(server).map_or(0, |c| c.miss_count);
+                let before = misses();
+                let mut scanner = server.scanner(&plan.table, Scan::new())?;
+                while scanner.next_row()?.is_some() {}
+                if misses() == before {
+                    break;
+                }
+            }
         }
         let bar = crate::progress::count(s.command.name(), s.rows * s.clients as u64);
         let (results, wall, start) = run_clients(server, &plan.table, s, &bar, plan.warm_cache)?;
@@ -206,6 +222,23 @@ mod tests {
         assert_eq!(j["rows_returned"], clients * rows);
         assert_eq!(j["misses"], 0);
         assert_eq!(j["latency_us"]["count"], clients * rows / batch);
+    }
+
+    #[test]
+    fn a_warmed_cache_holds_a_table_larger_than_its_single_access_share() {
+        // 24,000 rows of ~1 KiB (~25 MB in ~390 blocks) against a 64 MiB L1: more than its
+        // single-access quarter, less than its multi-access half. (Much smaller caches split
+        // into too few blocks per shard to hold their share evenly.)
+        let mut o = read_options(1, 24_000, 0);
+        o.value_size = 1000;
+        o.block_cache_size = 64 << 20;
+        let report = within(120, move || run(&Plan::new(&o).unwrap()).unwrap());
+        let (before, after) = (
+            report.cache_before.clone().unwrap(),
+            report.cache_after.clone().unwrap(),
+        );
+        assert!(after.hit_count > before.hit_count);
+        assert_eq!(after.miss_count, before.miss_count, "the timed run missed");
     }
 
     #[test]

@@ -168,8 +168,9 @@ pub struct PeArgs {
     /// Add an off-heap L2 bucket cache of this size for data blocks (hbase.bucketcache.size).
     #[arg(long = "bucketCacheSize", value_parser = size, value_name = "SIZE")]
     bucket_cache_size: Option<u64>,
-    /// Before the timed run, scan the whole table once (untimed) so its blocks are in the block
-    /// cache, and let each client of a read command make a few untimed reads so its thread's
+    /// Before the timed run, scan the whole table (untimed; again while a pass misses the
+    /// cache, up to 4 passes, as the LRU promotes blocks read twice) so its blocks are in the
+    /// block cache, and let each client of a read command make a few untimed reads so its thread's
     /// memory is in place, as a long-running server's would be (cairn's own; not a PE option).
     #[arg(long = "warmCache")]
     warm_cache: bool,

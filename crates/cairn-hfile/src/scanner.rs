@@ -316,16 +316,9 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
                 _ if row.len() < prefix.len() => 0,
                 _ => {
                     let fp = crate::cell::row_fingerprint(row, prefix.len());
-                    let (mut lo, mut hi) = (0usize, n);
-                    while lo < hi {
-                        let mid = (lo + hi) / 2;
-                        if block.indexed_entry(mid).expect("in range").1 < fp {
-                            lo = mid + 1;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    lo
+                    crate::block_index::first_not_below(n, |i| {
+                        block.indexed_entry(i).expect("in range").1 < fp
+                    })
                 }
             };
             pos = block.indexed_cell(start).unwrap_or(len);
