@@ -292,8 +292,9 @@ def report(results, meta_path, notes_path, out):
         "HBase: its HFile layer only (StoreFileWriter, HFile reader with checksum verification, "
         "on-heap LruBlockCache; no region server, RPC or StoreScanner), 64 KiB blocks; puts are "
         "not run on it. cairn: 64 KiB blocks, ROW Bloom filter, CRC32C, 4 GiB block cache; each "
-        "workload is its own `cairn pe` process that scans the table once (untimed) to fill its "
-        "cache; the read table is major-compacted into one file, as the peers compact theirs.",
+        "workload is its own `cairn pe` process that scans the table (untimed, until a pass "
+        "misses nothing) to fill its cache; the read table is major-compacted into one file, as "
+        "the peers compact theirs.",
         "scan: cairn runs PE's scanRange10000 --filterAll through its region scanner (memstore "
         "and store-file heap, MVCC read point, HBase's query matcher and the filter on every "
         "cell); RocksDB and Pebble iterate with an upper bound and touch every value; HBase's "
