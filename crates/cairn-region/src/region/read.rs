@@ -67,7 +67,7 @@ impl Region {
         let now = self.ttl_clock();
         // The scanner of the last get, kept (holding the heap) while the next get asks for
         // the same columns and options: a batch's gets mostly do, and building a matcher and
-        // scanner per row was a fifth of a cached row's cost.
+        // scanner for each row cost about a tenth of a cached row.
         let mut kept: Option<(GetShape, RegionScanner)> = None;
         for i in order {
             let g = gets[i].take().expect("each get once");
@@ -127,7 +127,7 @@ impl Region {
         }
     }
 
-    /// The matcher of `scan`, which hands over its columns (the scanner keeps them there).
+    /// The matcher of `scan`, which hands its columns over to it (moved, not copied).
     pub(super) fn matcher_for(
         &self,
         scan: &mut Scan,
