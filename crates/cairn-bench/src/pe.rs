@@ -148,8 +148,8 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
             // keeps blocks read once in its single-access share (a quarter of L1) and moves
             // them to the multi-access share on a second read, so a table larger than that
             // quarter is not all cached after one pass: scan until a pass misses nothing.
+            let misses = || cache_totals(server).map_or(0, |c| c.miss_count);
             for _ in 0..WARM_PASSES {
-                let misses = || cache_totals(server).map_or(0, |c| c.miss_count);
                 let before = misses();
                 let mut scanner = server.scanner(&plan.table, Scan::new())?;
                 while scanner.next_row()?.is_some() {}

@@ -170,7 +170,7 @@ impl Block {
 
     /// Where the index entries start and how many there are.
     #[inline]
-    fn index_layout(&self) -> Option<(usize, usize)> {
+    pub(crate) fn index_layout(&self) -> Option<(usize, usize)> {
         let idx = self.cell_index.as_ref()?;
         let p = u16::from_le_bytes(idx.get(..2)?.try_into().ok()?) as usize;
         let n = u32::from_le_bytes(idx.get(2 + p..6 + p)?.try_into().ok()?) as usize;

@@ -169,36 +169,25 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
     /// is there (most gets' rows) would pay for both.
     pub fn seek_row(&mut self, key: &[u8]) -> Result<bool> {
         let search = KeyRef::parse(key)?;
-        match self.reader.locate_data_block(key)? {
-            // The key sorts before every cell: the answer is the first cell, if the row is
-            // there at all.
-            None => {
-                let first = self.reader.trailer().first_data_block_offset;
-                match first.and_then(|o| self.reader.block_source().read_cached(o)) {
-                    Some(b) if b.block_type() == BlockType::Data => {
-                        self.hold(b)?;
-                        self.seek_in_block(&search)
-                    }
-                    _ => {
-                        if !self.reader.may_contain_row(search.row())? {
-                            self.block = None;
-                            return Ok(false);
-                        }
-                        self.first_cell(BlockPurpose::Seek)
-                    }
-                }
+        // `None`: the key sorts before every cell, and the answer is in the first block.
+        let located = self.reader.locate_data_block(key)?;
+        let offset = located
+            .map(|(offset, _)| offset)
+            .or(self.reader.trailer().first_data_block_offset);
+        if let Some(b) = offset.and_then(|o| self.reader.block_source().read_cached(o)) {
+            if b.block_type() == BlockType::Data {
+                self.hold(b)?;
+                return self.seek_in_block(&search);
             }
+        }
+        if !self.reader.may_contain_row(search.row())? {
+            self.block = None;
+            return Ok(false);
+        }
+        match located {
+            None => self.first_cell(BlockPurpose::Seek),
             Some((offset, size)) => {
-                let b = match self.reader.block_source().read_cached(offset) {
-                    Some(b) if b.block_type() == BlockType::Data => b,
-                    _ => {
-                        if !self.reader.may_contain_row(search.row())? {
-                            self.block = None;
-                            return Ok(false);
-                        }
-                        self.data_block_for_seek(offset, Some(size))?
-                    }
-                };
+                let b = self.data_block_for_seek(offset, Some(size))?;
                 self.hold(b)?;
                 self.seek_in_block(&search)
             }
@@ -297,12 +286,8 @@ impl<R: Deref<Target = HFileReader>> ScannerOver<R> {
         let mut pos = 0usize;
         // The search's first probes, each a miss of its own when taken in turn, asked for
         // together (a block of 1 KiB cells has a ~700-byte index: all of it).
-        if let Some(idx) = block.cell_index() {
-            let prefix = idx
-                .get(..2)
-                .map_or(0, |p| u16::from_le_bytes([p[0], p[1]]) as usize);
-            let n = idx.len().saturating_sub(6 + prefix) / 12;
-            crate::prefetch::search_lines(idx, 32, 6 + prefix, n, 12);
+        if let (Some(idx), Some((start, n))) = (block.cell_index(), block.index_layout()) {
+            crate::prefetch::search_lines(idx, 32, start, n, 12);
         }
         let n = block.indexed_cells();
         if n > 0 {

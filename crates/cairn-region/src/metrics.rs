@@ -6,8 +6,9 @@ pub use cairn_blockcache::StripedCounter;
 
 /// One region's counters. The read and write paths bump them with relaxed atomics: they are
 /// statistics, read without any ordering against the data. [`counters`](Self::counters) names
-/// them as HBase does. The ones bumped by every request are [`StripedCounter`]s: each thread adds to its own
-/// cache line, so requests on different cores do not pass one counter's line back and forth.
+/// them as HBase does. The ones bumped by every request are [`StripedCounter`]s: each thread
+/// adds to its own cache line, so requests on different cores do not pass one counter's line
+/// back and forth.
 #[derive(Debug, Default)]
 pub struct RegionMetrics {
     /// `readRequestCount`: one per get, per scanner opened and per get of a multi-get (not per row
@@ -44,13 +45,13 @@ impl RegionMetrics {
     /// [`Region::metric_values`](crate::Region::metric_values) adds the gauges.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let sharded = |c: &StripedCounter| c.get();
+        let striped = |c: &StripedCounter| c.get();
         vec![
-            ("readRequestCount", sharded(&self.read_request_count)),
-            ("writeRequestCount", sharded(&self.write_request_count)),
+            ("readRequestCount", striped(&self.read_request_count)),
+            ("writeRequestCount", striped(&self.write_request_count)),
             (
                 "filteredReadRequestCount",
-                sharded(&self.filtered_read_request_count),
+                striped(&self.filtered_read_request_count),
             ),
             ("flushesCount", g(&self.flush_count)),
             ("flushedCellsCount", g(&self.flushed_cells_count)),

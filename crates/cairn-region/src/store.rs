@@ -370,20 +370,21 @@ impl Store {
                     continue;
                 }
             }
-            let scanner = StoreFileScanner::new(&f.reader, read_point, block_options);
-            let scanner = match (row, columns) {
-                (None, _) => scanner,
-                // A ROWCOL filter is asked now, about the one column: the row's own data
-                // block cannot say whether that column is in it without a search.
-                (Some(row), Some([q])) if f.reader.bloom_type() == BloomType::RowCol => {
-                    if !f.reader.may_contain_column(row, &self.family.name, q)? {
-                        continue;
-                    }
-                    scanner
+            // A ROWCOL filter is asked now, about the one column: the row's own data block
+            // cannot say whether that column is in it without a search.
+            if let (Some(row), Some([q])) = (row, columns) {
+                if f.reader.bloom_type() == BloomType::RowCol
+                    && !f.reader.may_contain_column(row, &self.family.name, q)?
+                {
+                    continue;
                 }
-                (Some(_), _) => scanner.for_one_row(),
-            };
-            out.push(Box::new(scanner));
+            }
+            let scanner = StoreFileScanner::new(&f.reader, read_point, block_options);
+            out.push(Box::new(if row.is_some() {
+                scanner.for_one_row()
+            } else {
+                scanner
+            }));
         }
         Ok(())
     }

@@ -57,60 +57,46 @@ impl Region {
                 &mut scanners,
             )?;
         }
-        let mut heap = Some(KeyValueHeap::new(scanners));
+        let mut heap = KeyValueHeap::new(scanners);
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
-        if let (Some(&first), Some(h)) = (order.first(), heap.as_mut()) {
-            h.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
+        if let Some(&first) = order.first() {
+            heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
         let mut last_key: Option<Vec<u8>> = None;
         let now = self.ttl_clock();
-        // The scanner of the last get, kept (holding the heap) while the next get asks for
-        // the same columns and options: a batch's gets mostly do, and building a matcher and
-        // scanner for each row cost about a tenth of a cached row.
-        let mut kept: Option<(GetShape, RegionScanner)> = None;
+        let mut cursor = BatchCursor::Heap(heap);
         for i in order {
             let g = gets[i].take().expect("each get once");
-            let reuse = kept.as_ref().is_some_and(|(shape, _)| shape.fits(&g));
-            if !reuse {
-                if let Some((_, s)) = kept.take() {
-                    heap = Some(s.into_heap());
-                }
-            }
-            let h = match (&mut kept, &mut heap) {
-                (Some((_, s)), _) => s.heap_mut(),
-                (None, Some(h)) => h,
-                (None, None) => unreachable!("the heap is in the kept scanner or here"),
-            };
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
             let key = cairn_hfile::cell::first_on_row(&g.row)?;
             if last_key.as_deref() == Some(key.as_slice()) {
                 // The same row asked twice: the heap is already past it.
-                h.seek(&key)?;
+                cursor.heap().seek(&key)?;
             } else {
-                h.reseek_far(&key)?;
+                cursor.heap().reseek_far(&key)?;
             }
             last_key = Some(key);
-            let (shape, mut one) = match kept.take() {
-                Some((shape, mut s)) => {
-                    s.restart_single_row(g.row);
-                    (Some(shape), s)
+            cursor = match cursor {
+                BatchCursor::Kept(mut kept) if kept.shape.fits(&g) => {
+                    kept.scanner.restart_single_row(g.row);
+                    results[i] = kept.scanner.next_row()?.unwrap_or_default();
+                    BatchCursor::Kept(kept)
                 }
-                None => {
+                other => {
                     let shape = GetShape::of(&g);
-                    let heap = heap.take().expect("not in a kept scanner");
                     // The batch's registration above covers every get in it.
-                    let mut s = self.row_scanner(heap, g.into_scan(), rp, now, None, true)?;
-                    s.mark_started();
-                    (shape, s)
+                    let mut scanner =
+                        self.row_scanner(other.into_heap(), g.into_scan(), rp, now, None, true)?;
+                    scanner.mark_started();
+                    results[i] = scanner.next_row()?.unwrap_or_default();
+                    match shape {
+                        Some(shape) => BatchCursor::Kept(Box::new(Kept { shape, scanner })),
+                        None => BatchCursor::Heap(scanner.into_heap()),
+                    }
                 }
             };
-            results[i] = one.next_row()?.unwrap_or_default();
-            match shape {
-                Some(shape) => kept = Some((shape, one)),
-                None => heap = Some(one.into_heap()),
-            }
         }
         self.metrics.read_request_count.add(results.len() as u64);
         Ok(results)
@@ -250,6 +236,38 @@ impl Region {
             guard,
             metrics: metrics.then(|| self.metrics.clone()),
         }))
+    }
+}
+
+/// Where a multi-get's merged scanners are between rows: bare, or inside the last get's
+/// scanner, kept while the next get asks for the same columns and options (a batch's gets
+/// mostly do, and building a matcher and scanner for each row cost about a tenth of a cached
+/// row).
+enum BatchCursor {
+    Heap(KeyValueHeap<'static>),
+    /// Boxed: a region scanner is several hundred bytes, moved here on every row.
+    Kept(Box<Kept>),
+}
+
+/// The last get's scanner, with the shape of get it can serve.
+struct Kept {
+    shape: GetShape,
+    scanner: RegionScanner,
+}
+
+impl BatchCursor {
+    fn heap(&mut self) -> &mut KeyValueHeap<'static> {
+        match self {
+            BatchCursor::Heap(h) => h,
+            BatchCursor::Kept(kept) => kept.scanner.heap_mut(),
+        }
+    }
+
+    fn into_heap(self) -> KeyValueHeap<'static> {
+        match self {
+            BatchCursor::Heap(h) => h,
+            BatchCursor::Kept(kept) => kept.scanner.into_heap(),
+        }
     }
 }
 
