@@ -226,12 +226,13 @@ mod tests {
 
     #[test]
     fn a_warmed_cache_holds_a_table_larger_than_its_single_access_share() {
-        // 24,000 rows of ~1 KiB (~25 MB in ~390 blocks) against a 64 MiB L1: more than its
-        // single-access quarter, less than its multi-access half. (Much smaller caches split
-        // into too few blocks per shard to hold their share evenly.)
-        let mut o = read_options(1, 24_000, 0);
+        // 44,000 rows of ~1 KiB (~46 MB in ~700 blocks) against a 128 MiB L1: well past its
+        // single-access quarter, well inside its multi-access half. Each group is split into
+        // shards by a randomly seeded hash, so the margin is wide enough that no shard's
+        // share overflows by chance (a 25 MB table in a 64 MiB cache sometimes did).
+        let mut o = read_options(1, 44_000, 0);
         o.value_size = 1000;
-        o.block_cache_size = 64 << 20;
+        o.block_cache_size = 128 << 20;
         let report = within(120, move || run(&Plan::new(&o).unwrap()).unwrap());
         let (before, after) = (
             report.cache_before.clone().unwrap(),
