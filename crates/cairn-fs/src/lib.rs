@@ -34,7 +34,7 @@ pub mod minidfs;
 
 #[cfg(feature = "hdfs")]
 pub use hdfs::{stats as hdfs_stats, BadReplica, HdfsFileSystem, HdfsStats};
-pub use local::{LocalFile, LocalFileSystem};
+pub use local::{free_space, LocalFile, LocalFileSystem};
 
 /// Positional reads of one file's bytes.
 pub trait RawSource: Send + Sync {
@@ -160,6 +160,14 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         let _ = dir;
         Ok(())
+    }
+
+    /// Bytes an unprivileged writer may still add under `path` (local: `statvfs`'s available
+    /// blocks), or `None` where the filesystem cannot say (HDFS quotas are not read). Used to
+    /// size preallocations to the room there is and to say at start-up how much is missing.
+    fn free_space(&self, path: &Path) -> io::Result<Option<u64>> {
+        let _ = path;
+        Ok(None)
     }
 
     /// Takes over a file another writer may still hold open, so its length is final before it

@@ -45,6 +45,32 @@ fn modified_ms(meta: &fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Bytes an unprivileged writer may still add on the filesystem holding `path` (`statvfs`:
+/// available blocks times the fragment size), the nearest existing ancestor of `path` asked
+/// when it does not exist yet.
+pub fn free_space(path: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut at = path;
+    while !at.exists() {
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p,
+            _ => break,
+        }
+    }
+    let c = std::ffi::CString::new(at.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated string alive across the call, and `st` points to memory
+    // large enough for one `statvfs`, which the call fills entirely when it returns 0.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it initialised `st`.
+    let st = unsafe { st.assume_init() };
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// The local filesystem (`file://`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalFileSystem;
@@ -86,6 +112,10 @@ impl FsOutput for LocalOutput {
 impl FileSystem for LocalFileSystem {
     fn uri(&self) -> String {
         "file://".to_string()
+    }
+
+    fn free_space(&self, path: &Path) -> io::Result<Option<u64>> {
+        free_space(path).map(Some)
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
@@ -171,6 +201,28 @@ impl FileSystem for LocalFileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_space_matches_df_and_answers_for_paths_not_made_yet() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = free_space(dir.path()).unwrap();
+        let df = std::process::Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let theirs: u64 = String::from_utf8_lossy(&df.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Other writers on the machine move it between the two calls.
+        assert!(ours.abs_diff(theirs) < 64 << 20, "{ours} vs df {theirs}");
+        let later = free_space(&dir.path().join("not/yet")).unwrap();
+        assert!(later.abs_diff(ours) < 64 << 20);
+    }
 
     #[test]
     fn local_round_trip() {

@@ -89,6 +89,24 @@ impl Wal {
         dispatch!(self, w => w.mark_flushed(region, sequence_id))
     }
 
+    /// Why the WAL refuses edits, if it does: a failure after which it could not tell what
+    /// is on stable storage (see the crate docs), until [`Wal::recover`] succeeds.
+    pub fn failure(&self) -> Option<String> {
+        dispatch!(self, w => w.failure())
+    }
+
+    /// Brings a failed WAL back: starts a new segment, calls `make_durable` (which must put
+    /// every edit the WAL took so far on stable storage some other way: the region server
+    /// flushes every memstore), then takes edits again. `Ok(false)` if the WAL had not
+    /// failed. On an error (the new segment could not be made, or `make_durable` failed) the
+    /// WAL stays failed and recovery can be tried again.
+    pub fn recover(
+        &self,
+        make_durable: &mut dyn FnMut() -> Result<(), String>,
+    ) -> Result<bool, WalError> {
+        dispatch!(self, w => w.recover(make_durable))
+    }
+
     /// Every segment, oldest first, the active one last.
     pub fn segments(&self) -> Vec<SegmentInfo> {
         dispatch!(self, w => w.segments())

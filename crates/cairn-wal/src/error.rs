@@ -47,6 +47,15 @@ pub enum WalError {
         /// The failure that broke it.
         reason: String,
     },
+    /// [`crate::Wal::recover`] started a new segment, but the edits of the failed ones could
+    /// not be made durable: the WAL still refuses edits.
+    #[error("the WAL is still recovering from \"{failure}\": {reason}")]
+    Recovering {
+        /// The failure being recovered from.
+        failure: String,
+        /// Why making the earlier edits durable failed.
+        reason: String,
+    },
     /// Segment ids are exhausted (the newest segment is `u64::MAX`).
     #[error("no segment id after the one of {}", .path.display())]
     SegmentIdsExhausted {

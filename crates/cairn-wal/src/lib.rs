@@ -88,7 +88,26 @@
 //! not be sequence id order: the region store orders cells by sequence id, as HBase's memstore
 //! does.
 
+//!
+//! ## Failures and recovery
+//! A failure that leaves the WAL's state known does not stop it: when the next segment cannot
+//! be created or preallocated (a full disk), the append that needed it fails and nothing is
+//! written; the next append tries again. A failure after which the WAL cannot tell what is on
+//! stable storage (an fdatasync, a seal, a directory sync, or on the stream backend any write)
+//! marks the WAL failed: every append is refused with [`WalError::Broken`] until
+//! [`Wal::recover`] starts a new segment, has the caller make everything in the untrusted
+//! segments durable elsewhere (the region server flushes its memstores), and only then takes
+//! edits again. Nothing in an untrusted segment is relied on: its FSYNC_WAL appenders were
+//! told of the failure, and what else it holds is flushed before recovery completes.
+//!
+//! Segments are preallocated to no more than a quarter of the free space in the WAL directory
+//! (never below [`MIN_SEGMENT`]), so a WAL opens on a nearly full disk and rolls more often.
+
 #![warn(missing_docs)]
+
+/// The smallest preallocated segment: on a disk with less than four times this free, segments
+/// are still this large (or creating one fails with the filesystem's ENOSPC).
+pub const MIN_SEGMENT: u64 = 1 << 20;
 
 mod backend;
 mod error;

@@ -63,20 +63,28 @@ impl Segment {
     /// caller renames it into place with [`publish`] when it becomes the active segment.
     pub(crate) fn prepare(dir: &Path, id: u64, capacity: u64) -> Result<Segment, WalError> {
         let tmp = tmp_path(dir, id);
+        // A file left by a failure (a disk too full to preallocate it) would hold on to the
+        // space it got; removed, it gives it back for the next try.
+        Segment::prepare_at(&tmp, id, capacity).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    }
+
+    fn prepare_at(tmp: &Path, id: u64, capacity: u64) -> Result<Segment, WalError> {
         let capacity = capacity.max(HEADER_LEN as u64);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(true)
-            .open(&tmp)
-            .map_err(io_err("create", &tmp, 0))?;
+            .open(tmp)
+            .map_err(io_err("create", tmp, 0))?;
         file.write_all(&segment::encode_header(id))
-            .map_err(io_err("write header of", &tmp, 0))?;
-        preallocate(&file, capacity).map_err(io_err("preallocate", &tmp, 0))?;
-        file.sync_all().map_err(io_err("fsync", &tmp, 0))?;
+            .map_err(io_err("write header of", tmp, 0))?;
+        preallocate(&file, capacity).map_err(io_err("preallocate", tmp, 0))?;
+        file.sync_all().map_err(io_err("fsync", tmp, 0))?;
         let seg =
-            Segment::map_file(id, Arc::new(file), capacity, 0).map_err(io_err("map", &tmp, 0))?;
+            Segment::map_file(id, Arc::new(file), capacity, 0).map_err(io_err("map", tmp, 0))?;
         seg.populate(0, PREFAULT_FIRST);
         Ok(seg)
     }

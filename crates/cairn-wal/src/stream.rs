@@ -60,6 +60,10 @@ struct Out {
     synced: u64,
     /// Appends covered by `synced`.
     synced_appends: u64,
+    /// [`Active::epoch`] as of the latest recovery: a waiter whose position was taken in an
+    /// earlier epoch is refused (recovery made those edits durable by flushing, which does not
+    /// cover an edit whose appender is still waiting).
+    epoch: u64,
 }
 
 struct Active {
@@ -69,6 +73,10 @@ struct Active {
     /// Bytes of the segment (header included, buffered records too), the log position after
     /// the last record appended, appends, and the regions in the segment.
     tally: ActiveTally,
+    /// The segment was started by a recovery that has not completed: a retry reuses it.
+    fresh: bool,
+    /// Recoveries so far.
+    epoch: u64,
 }
 
 fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> WalError {
@@ -138,11 +146,14 @@ impl StreamWal {
                 stream: Some(stream),
                 synced: 0,
                 synced_appends: 0,
+                epoch: 0,
             }),
             active: Mutex::new(Active {
                 id,
                 buf: Vec::new(),
                 tally: ActiveTally::new(),
+                fresh: false,
+                epoch: 0,
             }),
             closed: Mutex::new(closed),
             broken: Mutex::new(None),
@@ -174,14 +185,14 @@ impl StreamWal {
         s.check()?;
         let mut record = Vec::new();
         segment::encode_record(edit, &mut record)?;
-        let (lsn, roll) = {
+        let (lsn, epoch, roll) = {
             let mut a = s.active.lock();
             a.buf.extend_from_slice(&record);
             let lsn = a.tally.record(record.len() as u64, edit);
-            (lsn, a.tally.size >= s.options.roll_size)
+            (lsn, a.epoch, a.tally.size >= s.options.roll_size)
         };
         if durability != Durability::AsyncWal {
-            s.sync_to(lsn)?;
+            s.sync_to(lsn, epoch)?;
         }
         if roll {
             s.roll(false)?;
@@ -191,13 +202,65 @@ impl StreamWal {
 
     pub(crate) fn sync(&self, _fsync: bool) -> Result<(), WalError> {
         let s = &self.shared;
-        let lsn = s.active.lock().tally.lsn;
+        let (lsn, epoch) = s.position();
         s.check()?;
-        s.sync_to(lsn)
+        s.sync_to(lsn, epoch)
     }
 
     pub(crate) fn roll(&self) -> Result<(), WalError> {
         self.shared.roll(true)
+    }
+
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.shared.broken.lock().clone()
+    }
+
+    /// See [`crate::Wal::recover`]: the failed segment's stream is abandoned (its synced
+    /// bytes stay for replay), records not yet written are dropped (their appenders were
+    /// refused, or were `ASYNC_WAL` and are in the memstore `make_durable` flushes), and a
+    /// new segment is started.
+    pub(crate) fn recover(
+        &self,
+        make_durable: &mut dyn FnMut() -> Result<(), String>,
+    ) -> Result<bool, WalError> {
+        let s = &self.shared;
+        let Some(failure) = self.failure() else {
+            return Ok(false);
+        };
+        {
+            let mut out = s.out.lock();
+            let mut a = s.active.lock();
+            if !a.fresh {
+                let old = a.id;
+                let next = old
+                    .checked_add(1)
+                    .ok_or_else(|| WalError::SegmentIdsExhausted {
+                        path: segment::segment_path(&s.dir, old),
+                    })?;
+                let stream = create_segment(&*s.fs, &s.dir, next)?;
+                if let Some(failed) = out.stream.replace(stream) {
+                    let _ = failed.close();
+                }
+                a.buf.clear();
+                let closed = a.tally.finish_segment();
+                a.id = next;
+                a.fresh = true;
+                a.epoch += 1;
+                s.closed.lock().insert(old, closed);
+                out.synced = a.tally.lsn;
+                out.synced_appends = a.tally.appends;
+                out.epoch = a.epoch;
+                s.stats.rolls.fetch_add(1, Relaxed);
+            }
+        }
+        make_durable().map_err(|reason| WalError::Recovering {
+            failure: failure.clone(),
+            reason,
+        })?;
+        let _out = s.out.lock();
+        s.active.lock().fresh = false;
+        *s.broken.lock() = None;
+        Ok(true)
     }
 
     pub(crate) fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
@@ -253,8 +316,8 @@ impl StreamWal {
             let _ = bg.join();
         }
         s.check()?;
-        let lsn = s.active.lock().tally.lsn;
-        s.sync_to(lsn)?;
+        let (lsn, epoch) = s.position();
+        s.sync_to(lsn, epoch)?;
         let mut out = s.out.lock();
         if let Some(stream) = out.stream.take() {
             let id = s.active.lock().id;
@@ -324,9 +387,21 @@ impl Shared {
         }
     }
 
-    /// Returns once everything up to `lsn` is synced, leading a group commit if needed.
-    fn sync_to(&self, lsn: u64) -> Result<(), WalError> {
+    /// The log position after the last append, and the recovery epoch it is in.
+    fn position(&self) -> (u64, u64) {
+        let a = self.active.lock();
+        (a.tally.lsn, a.epoch)
+    }
+
+    /// Returns once everything up to `lsn` (taken in recovery epoch `epoch`) is synced,
+    /// leading a group commit if needed.
+    fn sync_to(&self, lsn: u64, epoch: u64) -> Result<(), WalError> {
         let mut out = self.out.lock();
+        if epoch != out.epoch {
+            return Err(WalError::Broken {
+                reason: "an earlier sync failed and its segment was set aside".into(),
+            });
+        }
         if out.synced >= lsn {
             return Ok(());
         }
@@ -419,9 +494,9 @@ impl Shared {
                     return;
                 }
             }
-            let lsn = self.active.lock().tally.lsn;
+            let (lsn, epoch) = self.position();
             // A failure marks the WAL broken; the next append reports it.
-            let _ = self.sync_to(lsn);
+            let _ = self.sync_to(lsn, epoch);
         }
     }
 }

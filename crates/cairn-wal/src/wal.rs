@@ -22,6 +22,7 @@
 mod background;
 mod group_commit;
 mod open;
+mod recover;
 mod retire;
 mod roll;
 
@@ -105,6 +106,11 @@ struct Active {
     write_nanos: u64,
     /// Ask the background thread to prefault further once the write offset passes this.
     prefault_at: u64,
+    /// `seg` was started by a recovery that has not completed: a retry reuses it.
+    fresh: bool,
+    /// Recoveries so far: log positions taken before the latest one are in set-aside
+    /// segments, and waiting for them to be synced fails.
+    epoch: u64,
 }
 
 struct Closed {
@@ -121,6 +127,10 @@ struct SyncState {
     synced_appends: u64,
     /// A group commit is running.
     flushing: bool,
+    /// [`Active::epoch`] as of the latest recovery: a waiter whose position was taken in an
+    /// earlier epoch is refused, since recovery made those edits durable by flushing the
+    /// memstores, which do not hold an edit whose appender is still waiting.
+    epoch: u64,
 }
 
 /// A segment the writer has rolled away from, to be sealed off the append path.
@@ -153,7 +163,7 @@ impl MappedWal {
             self.shared.stats.skipped_appends.fetch_add(1, Relaxed);
             return Ok(());
         }
-        let lsn = SCRATCH.with(|scratch| {
+        let (lsn, epoch) = SCRATCH.with(|scratch| {
             let mut record = scratch.borrow_mut();
             record.clear();
             let result = segment::encode_record(edit, &mut record)
@@ -164,7 +174,7 @@ impl MappedWal {
             result
         })?;
         if durability == Durability::FsyncWal {
-            self.shared.sync_to(lsn)?;
+            self.shared.sync_to(lsn, epoch)?;
         }
         Ok(())
     }
@@ -173,10 +183,13 @@ impl MappedWal {
     /// in the page cache once they return) and, with `fsync`, a machine crash (fdatasync;
     /// HBase's `sync(forceSync)`: hflush or hsync). Fails if the WAL is broken.
     pub fn sync(&self, fsync: bool) -> Result<(), WalError> {
-        let lsn = self.shared.active.lock().tally.lsn;
+        let (lsn, epoch) = {
+            let a = self.shared.active.lock();
+            (a.tally.lsn, a.epoch)
+        };
         self.shared.check()?;
         if fsync {
-            self.shared.sync_to(lsn)?;
+            self.shared.sync_to(lsn, epoch)?;
         }
         Ok(())
     }
@@ -188,14 +201,40 @@ impl MappedWal {
     pub fn roll(&self) -> Result<(), WalError> {
         let mut a = self.shared.active.lock();
         self.shared.check()?;
-        let result = self.shared.roll_locked(&mut a, 0);
+        // A roll that fails changes nothing (the active segment stays), so the WAL goes on.
+        self.shared.roll_locked(&mut a, 0)?;
         drop(a);
-        if let Err(e) = &result {
-            self.shared.fail(e);
-        }
-        result?;
         // An explicit roll returns with the old segment sealed.
         self.shared.seal_pending()
+    }
+
+    /// Why the WAL refuses edits, if it does.
+    pub fn failure(&self) -> Option<String> {
+        if !self.shared.broken.load(Acquire) {
+            return None;
+        }
+        self.shared.broken_reason.lock().clone()
+    }
+
+    /// See [`crate::Wal::recover`].
+    pub fn recover(
+        &self,
+        make_durable: &mut dyn FnMut() -> Result<(), String>,
+    ) -> Result<bool, WalError> {
+        let shared = &self.shared;
+        let Some(failure) = self.failure() else {
+            return Ok(false);
+        };
+        shared.replace_untrusted()?;
+        make_durable().map_err(|reason| WalError::Recovering {
+            failure: failure.clone(),
+            reason,
+        })?;
+        let mut a = shared.active.lock();
+        a.fresh = false;
+        *shared.broken_reason.lock() = None;
+        shared.broken.store(false, Release);
+        Ok(true)
     }
 
     /// Every segment on disk, oldest first, the active one last.
@@ -304,16 +343,16 @@ impl Shared {
         self.broken.store(true, Release);
     }
 
-    /// Copies one framed record into the active segment; returns the log position just past it.
-    fn copy(&self, record: &mut [u8], edit: &WalEdit) -> Result<u64, WalError> {
+    /// Copies one framed record into the active segment; returns the log position just past
+    /// it and the recovery epoch it was taken in.
+    fn copy(&self, record: &mut [u8], edit: &WalEdit) -> Result<(u64, u64), WalError> {
         let len = record.len() as u64;
         let mut a = self.active.lock();
         self.check()?;
         if a.tally.size + len > a.limit {
-            if let Err(e) = self.make_room(&mut a, len) {
-                self.fail(&e);
-                return Err(e);
-            }
+            // Failing to make room (no space for the next segment) writes nothing and leaves
+            // the active segment as it was: this append fails, the next one tries again.
+            self.make_room(&mut a, len)?;
         }
         let offset = a.tally.size;
         if a.tally.appends.is_multiple_of(TIME_SAMPLE) {
@@ -324,6 +363,7 @@ impl Shared {
             a.seg.write_record(offset, record);
         }
         let lsn = a.tally.record(len, edit);
+        let epoch = a.epoch;
         let prefault = a.tally.size >= a.prefault_at;
         if prefault {
             a.prefault_at = a.tally.size + PREFAULT_STEP;
@@ -333,7 +373,7 @@ impl Shared {
             self.bg.lock().prefault = true;
             self.bg_wake.notify_one();
         }
-        Ok(lsn)
+        Ok((lsn, epoch))
     }
 
     #[cold]

@@ -44,11 +44,14 @@ impl Shared {
         }
     }
 
-    /// Returns once log position `lsn` is on stable storage, leading a group commit (one
+    /// Returns once log position `lsn` (taken in recovery epoch `epoch`) is on stable storage, leading a group commit (one
     /// fdatasync covering every append copied before it) whenever none is running.
-    pub(super) fn sync_to(&self, lsn: u64) -> Result<(), WalError> {
+    pub(super) fn sync_to(&self, lsn: u64, epoch: u64) -> Result<(), WalError> {
         let mut s = self.sync.lock();
         loop {
+            if epoch != s.epoch {
+                return Err(self.untrusted_error());
+            }
             if s.synced_lsn >= lsn {
                 return Ok(());
             }

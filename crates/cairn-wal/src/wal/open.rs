@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::roll::{prepare_segment, segment_capacity};
+use super::roll::{fitted_capacity, prepare_segment, segment_capacity};
 use super::{sync_dir, Active, Background, Closed, MappedWal, Shared, SyncState, PREFAULT_STEP};
 use crate::ledger::{count_replayed, next_segment_id, ActiveTally, ClosedSegment, Ledger};
 use crate::mapped::{self, io_err};
@@ -138,7 +138,7 @@ impl MappedWal {
 
         let new_id = next_segment_id(dir, ids.last().copied())?;
         let capacity = segment_capacity(options.roll_size);
-        let seg = prepare_segment(dir, new_id, capacity, free.pop())?.0;
+        let seg = prepare_segment(dir, new_id, fitted_capacity(dir, capacity), free.pop())?.0;
         mapped::publish(dir, new_id)?;
         sync_dir(dir)?;
         let limit = options.roll_size.min(seg.capacity());
@@ -151,12 +151,15 @@ impl MappedWal {
                 limit,
                 write_nanos: 0,
                 prefault_at: PREFAULT_STEP,
+                fresh: false,
+                epoch: 0,
             }),
             closed: Mutex::new(Closed { ledger, free }),
             sync: Mutex::new(SyncState {
                 synced_lsn: 0,
                 synced_appends: 0,
                 flushing: false,
+                epoch: 0,
             }),
             synced: Condvar::new(),
             bg: Mutex::new(Background {

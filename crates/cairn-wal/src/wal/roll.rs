@@ -43,6 +43,17 @@ pub(super) fn segment_capacity(roll_size: u64) -> u64 {
         .saturating_mul(PAGE)
 }
 
+/// The capacity a segment prepared now gets in `dir`: `capacity`, but no more than a quarter
+/// of the space left there (at least [`crate::MIN_SEGMENT`]), so that a disk with little room
+/// still takes a WAL, which then rolls more often, and the preallocation never takes the last
+/// of the space flushes need.
+pub(super) fn fitted_capacity(dir: &Path, capacity: u64) -> u64 {
+    match cairn_fs::free_space(dir) {
+        Ok(free) => capacity.min(segment_capacity((free / 4).max(crate::MIN_SEGMENT))),
+        Err(_) => capacity,
+    }
+}
+
 impl Shared {
     /// A record of `len` bytes does not fit under the active segment's limit. An empty
     /// segment takes any record (growing if it must, for a record larger than a segment);
@@ -66,7 +77,8 @@ impl Shared {
     /// A new segment `id` under its temporary name, in a kept file if there is one.
     pub(super) fn prepare(&self, id: u64) -> Result<Segment, WalError> {
         let free = self.closed.lock().free.pop();
-        let (seg, reused) = prepare_segment(&self.dir, id, self.capacity, free)?;
+        let capacity = fitted_capacity(&self.dir, self.capacity);
+        let (seg, reused) = prepare_segment(&self.dir, id, capacity, free)?;
         if reused {
             self.stats.segments_reused.fetch_add(1, Relaxed);
         }
