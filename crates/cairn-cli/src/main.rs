@@ -93,16 +93,33 @@ fn main() -> ExitCode {
         // The reader of our output went away (`cairn hfile -p | head`): not an error.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("cairn: error: {e:#}");
+            eprintln!("cairn: error: {}", report(&e));
             ExitCode::from(1)
         }
     }
 }
 
+/// `e` and its causes, each said once: a cause whose text its parent's message already
+/// includes (cairn's errors name their cause in their own message) is not repeated.
+pub(crate) fn report(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// Reports bad usage found after clap's parsing (an option value a tool refuses) as clap
 /// reports its own: on stderr, exit code 2.
 pub(crate) fn usage_error(tool: &str, e: &anyhow::Error) -> ExitCode {
-    eprintln!("cairn {tool}: error: {e:#}");
+    eprintln!("cairn {tool}: error: {}", report(e));
     ExitCode::from(2)
 }
 
@@ -111,4 +128,27 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain()
         .filter_map(|c| c.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_its_parents_message_is_said_once() {
+        let io = cairn_region::RegionError::Io {
+            path: "/d/WALs/wal.1.tmp".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        };
+        let e = anyhow::Error::new(io).context("opening /d");
+        let text = report(&e);
+        assert_eq!(text.matches("No space left on device").count(), 1, "{text}");
+        assert!(
+            text.starts_with("opening /d: /d/WALs/wal.1.tmp: No space"),
+            "{text}"
+        );
+        // A cause the parent does not name is still said.
+        let e = anyhow::Error::new(std::io::Error::other("disk on fire")).context("flushing");
+        assert_eq!(report(&e), "flushing: disk on fire");
+    }
 }

@@ -68,7 +68,7 @@ pub fn free_space(path: &Path) -> io::Result<u64> {
     }
     // SAFETY: statvfs returned 0, so it initialised `st`.
     let st = unsafe { st.assume_init() };
-    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// The local filesystem (`file://`).

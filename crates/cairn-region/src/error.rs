@@ -79,6 +79,23 @@ pub enum RegionError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The server cannot start: a directory it writes to is on a filesystem with less free
+    /// space than [`crate::MIN_FREE_SPACE`].
+    #[error(
+        "{path} has {} free; cairn needs at least {} there to start (its first WAL segment and \
+         room to flush what the WAL replays): free some space, or point hbase.rootdir or \
+         hbase.wal.dir at a larger filesystem",
+        mib(*free),
+        mib(*needed)
+    )]
+    NoSpaceToStart {
+        /// The directory, as displayed.
+        path: String,
+        /// Bytes free there.
+        free: u64,
+        /// Bytes needed.
+        needed: u64,
+    },
     /// The region was closed (table disabled or deleted, server shutting down); HBase answers with
     /// `NotServingRegionException`.
     #[error("region is closed")]
@@ -97,6 +114,11 @@ pub enum RegionError {
         /// The row asked for.
         row: Vec<u8>,
     },
+}
+
+/// Bytes as MiB with one decimal, the unit free-space messages use.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 impl RegionError {

@@ -48,5 +48,5 @@ pub use mutation::{
 pub use read_options::ReadOptions;
 pub use region::{FlushOutcome, Region, RegionConfig};
 pub use scanner::RegionScanner;
-pub use server::{RecoveryReport, RegionServer, ServerConfig, TableScanner};
+pub use server::{RecoveryReport, RegionServer, Retry, ServerConfig, TableScanner, MIN_FREE_SPACE};
 pub use store::{CompactionOutcome, Store, Throttle};

@@ -41,6 +41,9 @@ pub struct StoreState {
     /// The segment a flush is writing out (still read until its file is in `files`); `None`
     /// between flushes.
     pub snapshot: Option<Arc<Segment>>,
+    /// The region's write point when `snapshot` was taken: what its file is tagged with, and
+    /// how far the region may tell the WAL it flushed, even when a later flush retries it.
+    pub snapshot_seq: u64,
     /// Oldest first (by max sequence id).
     pub files: Arc<Vec<Arc<StoreFile>>>,
 }
@@ -187,6 +190,7 @@ impl Store {
             state: RwLock::new(StoreState {
                 active: Arc::new(Segment::new()),
                 snapshot: None,
+                snapshot_seq: 0,
                 files: Arc::new(files),
             }),
             cache,
@@ -243,17 +247,26 @@ impl Store {
     /// Moves the active segment to the snapshot (the caller holds the region's update lock
     /// so no write is half-applied). A snapshot left by a failed flush is kept and returned.
     pub fn snapshot(&self) -> Option<Arc<Segment>> {
+        self.snapshot_at(u64::MAX).map(|(snap, _)| snap)
+    }
+
+    /// [`snapshot`](Self::snapshot) for a flush at the region's write point `seq`; also
+    /// returns the write point the snapshot was taken at, which for a snapshot left by a
+    /// failed flush is that flush's, not `seq`: writes since then are in the active segment,
+    /// so neither the file nor the WAL may count them as flushed.
+    pub fn snapshot_at(&self, seq: u64) -> Option<(Arc<Segment>, u64)> {
         let mut s = self.state.write();
         if let Some(snap) = &s.snapshot {
             // A previous flush failed; new writes stay in the active segment until it lands.
-            return Some(snap.clone());
+            return Some((snap.clone(), s.snapshot_seq));
         }
         if s.active.is_empty() {
             return None;
         }
         let snap = std::mem::replace(&mut s.active, Arc::new(Segment::new()));
         s.snapshot = Some(snap.clone());
-        Some(snap)
+        s.snapshot_seq = seq;
+        Some((snap, seq))
     }
 
     /// Writes the snapshot to a new store file tagged with the region's flush sequence id.

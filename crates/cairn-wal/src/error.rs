@@ -40,9 +40,10 @@ pub enum WalError {
         /// [`crate::segment::MAX_RECORD_LEN`].
         max: u32,
     },
-    /// An earlier write, sync or roll failed, so the WAL no longer knows what is on disk and
-    /// refuses further edits; like HBase, the region server must abort and let replay recover.
-    #[error("the WAL failed earlier and accepts no more edits: {reason}")]
+    /// An earlier write or sync failed, so the WAL no longer knows what is on disk and refuses
+    /// edits until [`crate::Wal::recover`] succeeds (the region server retries it by itself);
+    /// a write refused with this was not applied, and may be retried.
+    #[error("writes are refused until the WAL recovers from an earlier failure: {reason}")]
     Broken {
         /// The failure that broke it.
         reason: String,

@@ -100,12 +100,12 @@
 //! edits again. Nothing in an untrusted segment is relied on: its FSYNC_WAL appenders were
 //! told of the failure, and what else it holds is flushed before recovery completes.
 //!
-//! Segments are preallocated to no more than a quarter of the free space in the WAL directory
+//! Segments are preallocated to no more than an eighth of the free space in the WAL directory
 //! (never below [`MIN_SEGMENT`]), so a WAL opens on a nearly full disk and rolls more often.
 
 #![warn(missing_docs)]
 
-/// The smallest preallocated segment: on a disk with less than four times this free, segments
+/// The smallest preallocated segment: on a disk with less than eight times this free, segments
 /// are still this large (or creating one fails with the filesystem's ENOSPC).
 pub const MIN_SEGMENT: u64 = 1 << 20;
 

@@ -28,8 +28,26 @@ impl Region {
     }
 
     /// Writes every store's memstore to a new file, then lets the WAL drop what is flushed.
+    /// A snapshot left by a failed flush is written first, as of that flush; then what was
+    /// written since, so that a flush always leaves nothing older than its start unflushed.
     pub fn flush(&self) -> Result<FlushOutcome> {
         let _one = self.flush_lock.lock();
+        let (first, retried) = self.flush_once()?;
+        if !retried {
+            return Ok(first);
+        }
+        let (second, _) = self.flush_once()?;
+        Ok(FlushOutcome {
+            sequence_id: second.sequence_id,
+            files: first.files + second.files,
+            cells: first.cells + second.cells,
+            bytes: first.bytes + second.bytes,
+        })
+    }
+
+    /// One flush: the snapshots (a failed flush's, or new ones) written to files; true when
+    /// a failed flush's snapshot was among them.
+    fn flush_once(&self) -> Result<(FlushOutcome, bool)> {
         self.flush_queued.store(false, Ordering::Release);
         let (snapshots, seq) = {
             let _block_writes = self.updates.write();
@@ -37,18 +55,21 @@ impl Region {
             let snaps: Vec<_> = self
                 .stores
                 .values()
-                .filter_map(|s| s.snapshot().map(|seg| (s.clone(), seg)))
+                .filter_map(|s| s.snapshot_at(seq).map(|(seg, at)| (s.clone(), seg, at)))
                 .collect();
             (snaps, seq)
         };
+        // A snapshot a failed flush left is flushed as of that flush: the region has flushed
+        // no further than the oldest snapshot written now.
         let mut outcome = FlushOutcome {
-            sequence_id: seq,
+            sequence_id: snapshots.iter().map(|s| s.2).min().unwrap_or(seq),
             ..Default::default()
         };
-        for (store, seg) in &snapshots {
+        let retried = outcome.sequence_id < seq;
+        for (store, seg, at) in &snapshots {
             let cells = seg.len() as u64;
             let smallest = self.read_points.smallest(self.mvcc.read_point());
-            if let Some(bytes) = store.flush_snapshot(seg, seq, smallest)? {
+            if let Some(bytes) = store.flush_snapshot(seg, *at, smallest)? {
                 outcome.files += 1;
                 outcome.bytes += bytes;
             }
@@ -66,9 +87,9 @@ impl Region {
                 .fetch_add(outcome.bytes, Ordering::Relaxed);
         }
         if let Some(wal) = self.wal.get() {
-            wal.mark_flushed(self.info.encoded_name.as_bytes(), seq)?;
+            wal.mark_flushed(self.info.encoded_name.as_bytes(), outcome.sequence_id)?;
         }
-        Ok(outcome)
+        Ok((outcome, retried))
     }
 
     /// Whether any store has enough files for a minor compaction.

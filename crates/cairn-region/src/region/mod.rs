@@ -96,6 +96,9 @@ pub struct Region {
     wal: OnceLock<Arc<Wal>>,
     /// Set while a flush request is queued, so writers do not queue more.
     pub(crate) flush_queued: AtomicBool,
+    /// Paces background retries of a failing flush, and of a failing compaction.
+    pub(crate) flush_retry: Mutex<crate::server::Retry>,
+    pub(crate) compaction_retry: Mutex<crate::server::Retry>,
     memstore_bytes: AtomicU64,
     /// Writers hold it shared from sequence id to memstore insert; a flush takes it
     /// exclusively for the instant of the snapshot, so no flushed sequence id has an edit
@@ -172,6 +175,8 @@ impl Region {
             mvcc: Mvcc::new(max_seq),
             wal: wal.map(OnceLock::from).unwrap_or_default(),
             flush_queued: AtomicBool::new(false),
+            flush_retry: Mutex::default(),
+            compaction_retry: Mutex::default(),
             memstore_bytes: AtomicU64::new(0),
             updates: RwLock::new(()),
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| RwLock::new(())).collect(),

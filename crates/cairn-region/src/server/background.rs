@@ -1,5 +1,7 @@
 //! Background flushes and compactions: the worker threads and the tick that queues work.
 
+use std::time::Instant;
+
 use super::*;
 
 pub(super) enum Work {
@@ -33,16 +35,29 @@ pub(super) fn spawn_worker(
             match work {
                 Work::Stop => return,
                 Work::Flush(r) => {
-                    if r.memstore_size() > 0 && !r.is_closed() {
-                        if let Err(e) = r.flush() {
-                            tracing::error!("flush of {} failed: {e}", r.info.region_name());
+                    let now = Instant::now();
+                    if r.is_closed() || !r.flush_retry.lock().due(now) {
+                        // Asked again by the tick once the retry is due.
+                        r.flush_queued.store(false, Ordering::Release);
+                    } else if r.memstore_size() > 0 {
+                        let what = || format!("flush of {}", r.info.region_name());
+                        match r.flush() {
+                            Ok(_) => r.flush_retry.lock().succeeded(&what()),
+                            Err(e) => r.flush_retry.lock().failed(&what(), &e.to_string(), now),
                         }
                     }
                 }
                 Work::Compact(r, major) => {
-                    if !r.is_closed() {
-                        if let Err(e) = r.compact(major) {
-                            tracing::error!("compaction of {} failed: {e}", r.info.region_name());
+                    let now = Instant::now();
+                    if !r.is_closed() && r.compaction_retry.lock().due(now) {
+                        let what = || format!("compaction of {}", r.info.region_name());
+                        match r.compact(major) {
+                            Ok(_) => r.compaction_retry.lock().succeeded(&what()),
+                            Err(e) => {
+                                r.compaction_retry
+                                    .lock()
+                                    .failed(&what(), &e.to_string(), now)
+                            }
                         }
                     }
                 }
@@ -53,6 +68,8 @@ pub(super) fn spawn_worker(
 
 impl RegionServer {
     pub(super) fn background_tick(&self) {
+        self.recover_when_due();
+        let now = Instant::now();
         let tables: Vec<_> = self.tables.load().values().cloned().collect();
         // `hbase.regionserver.maxlogs`: too many WAL segments means some region holds old
         // edits in its memstore; flush the regions the oldest segment still needs.
@@ -80,12 +97,15 @@ impl RegionServer {
                 if r.is_closed() {
                     continue;
                 }
-                if r.needs_flush() && !r.flush_queued.swap(true, Ordering::AcqRel) {
+                if r.needs_flush()
+                    && r.flush_retry.lock().due(now)
+                    && !r.flush_queued.swap(true, Ordering::AcqRel)
+                {
                     if let Some(tx) = &self.flush_tx {
                         let _ = tx.send(Work::Flush(r.clone()));
                     }
                 }
-                if r.needs_compaction() {
+                if r.needs_compaction() && r.compaction_retry.lock().due(now) {
                     if let Some(tx) = &self.compact_tx {
                         let _ = tx.send(Work::Compact(r.clone(), false));
                     }

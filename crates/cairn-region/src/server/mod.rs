@@ -5,12 +5,14 @@
 mod background;
 mod cluster;
 mod config;
+mod health;
 mod open;
 mod table;
 
 use background::{spawn_worker, Work};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::ServerConfig;
+pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
 pub use table::{Table, TableScanner};
 
@@ -56,6 +58,8 @@ pub struct RegionServer {
     flush_tx: Option<Sender<Work>>,
     compact_tx: Option<Sender<Work>>,
     workers: parking_lot::Mutex<Vec<JoinHandle<()>>>,
+    /// Paces the background tick's tries to bring a failed WAL back.
+    wal_retry: parking_lot::Mutex<Retry>,
     /// What [`open`](Self::open) found and replayed from the WAL.
     pub recovery: RecoveryReport,
 }
@@ -463,7 +467,8 @@ impl RegionServer {
         out
     }
 
-    /// Flushes every memstore and stops the background threads; the WAL is synced.
+    /// Flushes every memstore and stops the background threads; the WAL is synced. A WAL
+    /// that failed is recovered first (its edits flushed); if that fails too, so does close.
     pub fn close(&self) -> Result<()> {
         for tx in self.flush_tx.iter().chain(self.compact_tx.iter()) {
             let _ = tx.send(Work::Stop);
@@ -471,6 +476,7 @@ impl RegionServer {
         for w in self.workers.lock().drain(..) {
             let _ = w.join();
         }
+        self.recover()?;
         let tables: Vec<_> = self.tables.load().values().cloned().collect();
         for t in &tables {
             for r in &t.regions {

@@ -51,6 +51,8 @@ impl RegionServer {
         let root = config.root.clone();
         let fs = config.region.fs.clone();
         let (wal_fs, wal_dir) = config.wal_location();
+        health::check_free_space(&*fs, &root)?;
+        health::check_free_space(&*wal_fs, &wal_dir)?;
         let data = layout::data_dir(&root);
         fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
         let cache = match &config.block_cache {
@@ -159,6 +161,7 @@ impl RegionServer {
             flush_tx: None,
             compact_tx: None,
             workers: parking_lot::Mutex::new(Vec::new()),
+            wal_retry: parking_lot::Mutex::new(Retry::default()),
             recovery: report,
         };
         if server.config.background {

@@ -126,10 +126,7 @@ mod tests {
     fn a_failed_wal_refuses_edits_until_recovered_then_replays_every_segment() {
         let dir = tempfile::tempdir().unwrap();
         let (w, _) = open(dir.path());
-        assert_eq!(
-            w.recover(&mut || panic!("nothing to recover")).unwrap(),
-            false
-        );
+        assert!(!w.recover(&mut || panic!("nothing to recover")).unwrap());
         for seq in 1..=3 {
             w.append(&edit(seq), Durability::SyncWal).unwrap();
         }

@@ -43,13 +43,13 @@ pub(super) fn segment_capacity(roll_size: u64) -> u64 {
         .saturating_mul(PAGE)
 }
 
-/// The capacity a segment prepared now gets in `dir`: `capacity`, but no more than a quarter
+/// The capacity a segment prepared now gets in `dir`: `capacity`, but no more than an eighth
 /// of the space left there (at least [`crate::MIN_SEGMENT`]), so that a disk with little room
-/// still takes a WAL, which then rolls more often, and the preallocation never takes the last
-/// of the space flushes need.
+/// still takes a WAL, which then rolls more often, and the active and the prepared segment
+/// together never take more than a quarter of the space flushes need.
 pub(super) fn fitted_capacity(dir: &Path, capacity: u64) -> u64 {
     match cairn_fs::free_space(dir) {
-        Ok(free) => capacity.min(segment_capacity((free / 4).max(crate::MIN_SEGMENT))),
+        Ok(free) => capacity.min(segment_capacity((free / 8).max(crate::MIN_SEGMENT))),
         Err(_) => capacity,
     }
 }
