@@ -155,7 +155,12 @@ def sample(a):
         rss.write(f"{now:.3f},{st['VmRSS']},{st.get('VmHWM', 0)},{st.get('Threads', 0)}\n")
         max_rss = max(max_rss, st["VmRSS"])
         if tick % 5 == 0:
-            last_mem = {"t": now, "smaps": smaps_rollup(a.pid), "jmx": jmx(a.http)}
+            last_mem = {
+                "t": now,
+                "loadavg": os.getloadavg()[0],
+                "smaps": smaps_rollup(a.pid),
+                "jmx": jmx(a.http),
+            }
             mem.write(json.dumps(last_mem) + "\n")
         if tick % a.status_secs == 0:
             progress(a, now, st["VmRSS"], max_rss, last_mem)
@@ -316,7 +321,7 @@ def report(a):
         f"{datetime.datetime.utcfromtimestamp(t0).strftime('%Y-%m-%d %H:%M UTC')}; machine: "
         f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
         f"{platform.release()}, shared with other work (noisy: latencies include other "
-        "processes' CPU use).",
+        "processes' CPU use)" + loadavg_note(mem) + ".",
         "",
         "## Settings",
         "",
@@ -329,6 +334,10 @@ def report(a):
         f"of 10 x 100 B, then {a.soak_secs} s of {a.mix}, {a.distribution} keys, "
         f"{a.threads} threads, "
         + ("unthrottled." if a.target == 0 else f"target {a.target:,} ops/s."),
+    ]
+    if a.notes:
+        md.append(f"- Also: {a.notes}.")
+    md += [
         f"- Bound: block cache {a.cache / MIB:.0f} MiB + {a.regions} regions x "
         f"{a.flush / MIB:.0f} MiB x {a.multiplier} (the most a region's memstores hold "
         f"before it refuses writes; cairn has no global memstore limit) + "
@@ -393,6 +402,14 @@ def report(a):
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
     return 1 if over else 0
+
+
+def loadavg_note(mem):
+    """The 1-minute load average over the run (median and highest), if it was sampled."""
+    xs = [m["loadavg"] for m in mem if "loadavg" in m]
+    if not xs:
+        return ""
+    return f"; 1-minute load average during the run: median {med(xs):.1f}, highest {max(xs):.1f}"
 
 
 def a_status(rows):
@@ -485,12 +502,17 @@ def memory_breakdown(out, mem, a):
         md.append(f"| of which WAL segments mapped (logs/smaps_largest.txt) | {wal / MIB:.0f} |")
     md += [
         f"| anonymous | {anon / MIB:.0f} |",
+        f"| of which in transparent huge pages (AnonHugePages) | "
+        f"{sm.get('AnonHugePages', 0) / 1024:.0f} |",
         f"| of which block cache (blockCacheSize) | {bc / MIB:.0f} |",
         f"| of which memstores (memStoreSize) | {msz / MIB:.0f} |",
         f"| anonymous beyond cache + memstores | {rest / MIB:.0f} |",
         "",
         f"The allowance for everything beyond cache and memstore limits is "
-        f"{a.baseline / MIB:.0f} MiB. The server's allocator (mimalloc) is set never to "
+        f"{a.baseline / MIB:.0f} MiB. The WAL writes through MAP_SHARED mappings of its "
+        "preallocated 128 MiB segments (crates/cairn-wal/src/mapped.rs), the next segment "
+        "prefaulted: those pages are page cache, reclaimable once written back, but they "
+        "count in RSS. The server's allocator (mimalloc) is set never to "
         "return freed pages (purge delay -1, crates/cairn-cli/src/main.rs), so RSS is the "
         "high-water mark of live data plus fragmentation: memory freed by a flush or an "
         "eviction is reused, not given back. mimalloc's own statistics at exit are at the "
@@ -538,8 +560,10 @@ def plot(out, rss, rows, mem, t0, a, run_start, run_end):
     ax1.axhline((a.cache + a.regions * a.flush * a.multiplier) / MIB, color="grey", ls=":",
                 lw=0.8, label="cache + memstore limit")
     ax1.set_ylabel("MiB")
-    ax1.set_ylim(bottom=0)
-    ax1.legend(fontsize=7, loc="upper left")
+    # Head room above the curves for the legend.
+    top = max([r[1] / 1024 for r in rss] + [a.bound / MIB])
+    ax1.set_ylim(0, top * 1.55)
+    ax1.legend(fontsize=7, loc="upper left", ncol=2)
     ax1.grid(alpha=0.3)
     ax1.set_title(f"cairn serve soak ({a.label}): memory", fontsize=10)
 
@@ -584,6 +608,7 @@ def main():
         r.add_argument(f"--{n}", type=int, required=True)
     r.add_argument("--mix", required=True)
     r.add_argument("--distribution", required=True)
+    r.add_argument("--notes", default="", help="other settings, for the report")
     a = p.parse_args()
     if a.cmd == "sample":
         sample(a)

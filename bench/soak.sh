@@ -34,7 +34,9 @@
 #   READ (0.5), UPDATE (0.45), SCAN (0.05; scans of up to MAX_SCAN (100) rows), DISTRIBUTION
 #   (uniform), STATUS_SECS (10), OUT (bench/results/<UTC date>-soak-<commit>), CAIRN (the
 #   binary; default: build target/release/cairn with cargo), DATA_PARENT (/tmp), KEEP=1 (keep
-#   the data directory), MVN_OFFLINE=1, VENV (target/bench-venv, for matplotlib).
+#   the data directory), MVN_OFFLINE=1, VENV (target/bench-venv, for matplotlib),
+#   SERVER_OPTS (more `cairn serve` options), THP_DISABLE=1 (run the server with transparent
+#   huge pages off: tells allocator granularity from live data).
 # Needs java 17 and mvn (once, for interop/hbase's jars), python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +72,9 @@ if [ -z "${CAIRN:-}" ]; then
     nice -n 10 cargo build --release --locked -q -p cairn-cli >&2
     CAIRN=target/release/cairn
     label=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-    git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && label="$label+dirty"
+    # "+dirty": the binary was built from uncommitted changes (edits to bench/ do not count).
+    git status --porcelain --untracked-files=no -- crates Cargo.toml Cargo.lock 2>/dev/null |
+        grep -q . && label="$label+dirty"
 else
     label=${LABEL:-$(basename "$CAIRN")}
 fi
@@ -202,12 +206,23 @@ echo "== cairn serve ($label): block cache $CACHE_MB MiB, flush size $FLUSH_MB M
     "$BLOCK_MULTIPLIER x $REGIONS regions, compaction threshold $COMPACTION_THRESHOLD;" \
     "bound $((bound_bytes / 1048576)) MiB (with $BASELINE_MB MiB baseline)" >&2
 # MIMALLOC_SHOW_STATS: the allocator's own account (peak committed, reserved) at exit.
-MIMALLOC_SHOW_STATS=1 "$CAIRN" serve --data "$work/data" --hbase "127.0.0.1:$rpc_port" \
+# THP_DISABLE=1: prctl(PR_SET_THP_DISABLE) before exec (inherited across it), so the
+# allocator's huge-page advice is ignored and RSS counts touched 4 KiB pages only.
+launch=()
+if [ -n "${THP_DISABLE:-}" ]; then
+    launch=(python3 -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(41, 1, 0, 0, 0) != 0:
+    sys.exit("prctl(PR_SET_THP_DISABLE) failed")
+os.execv(sys.argv[1], sys.argv[1:])')
+fi
+# SERVER_OPTS: more `cairn serve` options, split on spaces (e.g. "-D hbase.regionserver.handler.count=4").
+# shellcheck disable=SC2086
+MIMALLOC_SHOW_STATS=1 "${launch[@]}" "$CAIRN" serve --data "$work/data" --hbase "127.0.0.1:$rpc_port" \
     --thrift 127.0.0.1:0 --http 127.0.0.1:0 \
     -D "hfile.block.cache.size=$cache_bytes" \
     -D "hbase.hstore.compactionThreshold=$COMPACTION_THRESHOLD" \
     -D "hbase.hregion.memstore.block.multiplier=$BLOCK_MULTIPLIER" \
-    >"$server_log" 2>&1 &
+    ${SERVER_OPTS:-} >"$server_log" 2>&1 &
 server_pid=$!
 echo "serve $(date +%s.%N)" >>"$phases"
 for _ in $(seq 1 120); do
@@ -277,12 +292,15 @@ kill -TERM "$server_pid"
 wait "$server_pid" || true
 server_pid=
 
+notes=
+[ -n "${SERVER_OPTS:-}" ] && notes="server options \`$SERVER_OPTS\`"
+[ -n "${THP_DISABLE:-}" ] && notes="${notes:+$notes; }the server ran with transparent huge pages disabled (prctl PR_SET_THP_DISABLE)"
 status=0
 "$plot_python" bench/soak.py report --out "$OUT" --label "$label" --bound "$bound_bytes" \
     --cache "$cache_bytes" --flush "$flush_bytes" --multiplier "$BLOCK_MULTIPLIER" \
     --regions "$REGIONS" --baseline "$((BASELINE_MB * 1048576))" \
     --compaction-threshold "$COMPACTION_THRESHOLD" --records "$RECORDS" --threads "$THREADS" \
     --target "$TARGET" --mix "read $READ, update $UPDATE, scan $SCAN (up to $MAX_SCAN rows)" \
-    --distribution "$DISTRIBUTION" --soak-secs "$SOAK_SECS" || status=$?
+    --distribution "$DISTRIBUTION" --soak-secs "$SOAK_SECS" --notes "$notes" || status=$?
 echo "== wrote $OUT/soak.md, soak.csv$( [ -f "$OUT/soak.png" ] && echo ", soak.png")" >&2
 exit "$status"
