@@ -340,8 +340,9 @@ def report(a):
     md += [
         f"- Bound: block cache {a.cache / MIB:.0f} MiB + {a.regions} regions x "
         f"{a.flush / MIB:.0f} MiB x {a.multiplier} (the most a region's memstores hold "
-        f"before it refuses writes; cairn has no global memstore limit) + "
-        f"{a.baseline / MIB:.0f} MiB allowance for the binary, thread stacks, buffers, "
+        f"before it refuses writes; cairn has no global memstore limit) + 2 x "
+        f"{a.wal / MIB:.0f} MiB WAL segments (the active and the prepared one are "
+        f"memory-mapped) + {a.baseline / MIB:.0f} MiB allowance for the binary, thread stacks, buffers, "
         f"file indexes and allocator slack = **{bound_mib:.0f} MiB**.",
         "",
         "## Result",
@@ -510,12 +511,12 @@ def memory_breakdown(out, mem, a):
         "",
         f"The allowance for everything beyond cache and memstore limits is "
         f"{a.baseline / MIB:.0f} MiB. The WAL writes through MAP_SHARED mappings of its "
-        "preallocated 128 MiB segments (crates/cairn-wal/src/mapped.rs), the next segment "
-        "prefaulted: those pages are page cache, reclaimable once written back, but they "
-        "count in RSS. The server's allocator (mimalloc) is set never to "
-        "return freed pages (purge delay -1, crates/cairn-cli/src/main.rs), so RSS is the "
-        "high-water mark of live data plus fragmentation: memory freed by a flush or an "
-        "eviction is reused, not given back. mimalloc's own statistics at exit are at the "
+        f"preallocated {a.wal / MIB:.0f} MiB segments (crates/cairn-wal/src/mapped.rs), the "
+        "next segment prefaulted: those pages are page cache, reclaimable once written back, "
+        "but they count in RSS. The server's allocator (mimalloc) gives memory it finds free "
+        "back to the system after a second (its purge delay, crates/cairn-cli/src/main.rs; "
+        "MIMALLOC_PURGE_DELAY and MIMALLOC_LARGE_OS_PAGES in the server's environment "
+        "override cairn's settings). mimalloc's own statistics at exit are at the "
         "end of logs/server.log; the largest mappings just before the stop are in "
         "logs/smaps_largest.txt.",
     ]
@@ -556,7 +557,7 @@ def plot(out, rss, rows, mem, t0, a, run_start, run_end):
                  label="file-backed (smaps_rollup)", lw=0.8)
     ax1.axhline(a.bound / MIB, color="red", ls="--", lw=1,
                 label=f"bound {a.bound / MIB:.0f} MiB (cache + memstore limit + "
-                      f"{a.baseline / MIB:.0f} MiB)")
+                      f"2 WAL segments + {a.baseline / MIB:.0f} MiB)")
     ax1.axhline((a.cache + a.regions * a.flush * a.multiplier) / MIB, color="grey", ls=":",
                 lw=0.8, label="cache + memstore limit")
     ax1.set_ylabel("MiB")
@@ -603,7 +604,7 @@ def main():
     r = sub.add_parser("report")
     r.add_argument("--out", required=True)
     r.add_argument("--label", required=True)
-    for n in ("bound", "cache", "flush", "multiplier", "regions", "baseline",
+    for n in ("bound", "cache", "flush", "multiplier", "regions", "baseline", "wal",
               "compaction-threshold", "records", "threads", "target", "soak-secs"):
         r.add_argument(f"--{n}", type=int, required=True)
     r.add_argument("--mix", required=True)

@@ -14,7 +14,8 @@
 # (YCSB's hdrhistogram status is per interval, not cumulative). A progress line with the time
 # left is printed every STATUS_SECS.
 #
-# The bound: block cache + REGIONS x flush size x hbase.hregion.memstore.block.multiplier (a
+# The bound: block cache + 2 x WAL_MB (the mapped WAL segments) + REGIONS x flush size x
+# hbase.hregion.memstore.block.multiplier (a
 # region refuses writes past flush size x multiplier; cairn has no global memstore limit, so
 # that per-region limit is what bounds memstores) + BASELINE_MB (the binary, thread stacks,
 # WAL and RPC buffers, indexes and Bloom filters of open files, allocator slack). The exit
@@ -29,7 +30,8 @@
 # usage: nice -n 10 bench/soak.sh            # the full 20 minutes
 #        SOAK_SECS=120 bench/soak.sh          # a short check of the script
 # environment (defaults): SOAK_SECS (1200), CACHE_MB (64), FLUSH_MB (16), BLOCK_MULTIPLIER (4),
-#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), BASELINE_MB (128), RECORDS (200000 rows
+#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), BASELINE_MB (128), WAL_MB (32, the WAL
+#   segment size; 2 segments are mapped and counted in the bound), RECORDS (200000 rows
 #   of 10 x 100 B), THREADS (4 YCSB client threads), TARGET (0 = unthrottled; else total ops/s),
 #   READ (0.5), UPDATE (0.45), SCAN (0.05; scans of up to MAX_SCAN (100) rows), DISTRIBUTION
 #   (uniform), STATUS_SECS (10), OUT (bench/results/<UTC date>-soak-<commit>), CAIRN (the
@@ -49,6 +51,10 @@ BLOCK_MULTIPLIER=${BLOCK_MULTIPLIER:-4}
 COMPACTION_THRESHOLD=${COMPACTION_THRESHOLD:-3}
 REGIONS=${REGIONS:-2}
 BASELINE_MB=${BASELINE_MB:-128}
+# WAL segment size (hbase.regionserver.hlog.blocksize x logroll.multiplier 0.5): the active
+# segment and the next, prepared one are memory-mapped, so up to 2 x WAL_MB of the RSS is the
+# WAL's file-backed pages (page cache the kernel can reclaim, but counted in RSS).
+WAL_MB=${WAL_MB:-32}
 RECORDS=${RECORDS:-200000}
 THREADS=${THREADS:-4}
 TARGET=${TARGET:-0}
@@ -198,7 +204,7 @@ phases=$OUT/logs/phases
 : >"$phases"
 cache_bytes=$((CACHE_MB * 1048576))
 flush_bytes=$((FLUSH_MB * 1048576))
-bound_bytes=$((cache_bytes + REGIONS * flush_bytes * BLOCK_MULTIPLIER + BASELINE_MB * 1048576))
+bound_bytes=$((cache_bytes + REGIONS * flush_bytes * BLOCK_MULTIPLIER + 2 * WAL_MB * 1048576 + BASELINE_MB * 1048576))
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rpc_port=$(free_port)
 server_log=$OUT/logs/server.log
@@ -222,6 +228,7 @@ MIMALLOC_SHOW_STATS=1 "${launch[@]}" "$CAIRN" serve --data "$work/data" --hbase 
     -D "hfile.block.cache.size=$cache_bytes" \
     -D "hbase.hstore.compactionThreshold=$COMPACTION_THRESHOLD" \
     -D "hbase.hregion.memstore.block.multiplier=$BLOCK_MULTIPLIER" \
+    -D "hbase.regionserver.hlog.blocksize=$((2 * WAL_MB * 1048576))" \
     ${SERVER_OPTS:-} >"$server_log" 2>&1 &
 server_pid=$!
 echo "serve $(date +%s.%N)" >>"$phases"
@@ -298,7 +305,7 @@ notes=
 status=0
 "$plot_python" bench/soak.py report --out "$OUT" --label "$label" --bound "$bound_bytes" \
     --cache "$cache_bytes" --flush "$flush_bytes" --multiplier "$BLOCK_MULTIPLIER" \
-    --regions "$REGIONS" --baseline "$((BASELINE_MB * 1048576))" \
+    --regions "$REGIONS" --baseline "$((BASELINE_MB * 1048576))" --wal "$((WAL_MB * 1048576))" \
     --compaction-threshold "$COMPACTION_THRESHOLD" --records "$RECORDS" --threads "$THREADS" \
     --target "$TARGET" --mix "read $READ, update $UPDATE, scan $SCAN (up to $MAX_SCAN rows)" \
     --distribution "$DISTRIBUTION" --soak-secs "$SOAK_SECS" --notes "$notes" || status=$?

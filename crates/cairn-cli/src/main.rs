@@ -68,15 +68,28 @@ fn init_logging() {
         .try_init();
 }
 
+/// How long memory the allocator finds free is kept before it goes back to the system.
+const PURGE_DELAY_MS: std::ffi::c_long = 1000;
+
 fn main() -> ExitCode {
     // 2 MiB pages for the allocator's memory: a fresh 128 MiB memstore otherwise takes a page
-    // fault (and a zeroed 4 KiB page) every few puts.
-    // SAFETY: sets a process-wide allocator option; no pointers are involved.
-    // Freed memstore memory stays with the process for the next memstore, as a JVM's heap
-    // would, instead of being returned and faulted back in.
+    // fault (and a zeroed 4 KiB page) every few puts. Memory freed (a flushed memstore, a
+    // finished compaction's buffers, a thread's heap) is given back after a second unless it
+    // is reused by then: the next memstore reuses a flushed one's memory at once, while memory
+    // kept for good made the soak's resident set grow past the cache and memstore bounds
+    // (bench/results/2026-11-26-soak-*). mimalloc's own MIMALLOC_LARGE_OS_PAGES and
+    // MIMALLOC_PURGE_DELAY variables, when set, win.
+    // SAFETY: sets process-wide allocator options; no pointers are involved.
     unsafe {
-        libmimalloc_sys::mi_option_set_enabled(libmimalloc_sys::mi_option_large_os_pages, true);
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+        if std::env::var_os("MIMALLOC_LARGE_OS_PAGES").is_none() {
+            libmimalloc_sys::mi_option_set_enabled(
+                libmimalloc_sys::mi_option_large_os_pages,
+                true,
+            );
+        }
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
+        }
     };
     init_logging();
     let cli = Cli::parse_from(hbase_args::long_forms(std::env::args_os()));

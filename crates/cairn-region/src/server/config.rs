@@ -26,6 +26,19 @@ pub struct ServerConfig {
     /// `hbase.regionserver.maxlogs` (32): past this many closed WAL segments, the regions
     /// holding the oldest one are flushed so it can be dropped.
     pub max_wal_segments: usize,
+    /// `hbase.regionserver.hlog.blocksize` (256 MiB) and
+    /// `hbase.regionserver.logroll.multiplier` (0.5): the WAL rolls at their product
+    /// (`wal.roll_size`), which is also how much of it is preallocated and mapped.
+    pub wal_block_size: u64,
+    /// See [`wal_block_size`](Self::wal_block_size).
+    pub wal_roll_multiplier: f64,
+}
+
+/// The WAL roll size HBase derives from its block size and roll multiplier; `None` for a
+/// result under one page.
+fn roll_size(block: u64, multiplier: f64) -> Option<u64> {
+    let r = block as f64 * multiplier;
+    (r.is_finite() && r >= 4096.0).then_some(r as u64)
 }
 
 impl ServerConfig {
@@ -50,6 +63,17 @@ impl ServerConfig {
             }
             "cairn.direct_io_for_flush_and_compaction" => {
                 self.region.direct_io = v.parse().map_err(|_| bad())?
+            }
+            // HBase rolls its WAL at hlog.blocksize x logroll.multiplier (256 MiB x 0.5).
+            "hbase.regionserver.hlog.blocksize" => {
+                let block: u64 = v.parse().map_err(|_| bad())?;
+                self.wal.roll_size = roll_size(block, self.wal_roll_multiplier).ok_or_else(bad)?;
+                self.wal_block_size = block;
+            }
+            "hbase.regionserver.logroll.multiplier" => {
+                let m: f64 = v.parse().map_err(|_| bad())?;
+                self.wal.roll_size = roll_size(self.wal_block_size, m).ok_or_else(bad)?;
+                self.wal_roll_multiplier = m;
             }
             "cairn.wal.recycled_segments" => {
                 self.wal.recycled_segments = v.parse().map_err(|_| bad())?
@@ -88,6 +112,8 @@ impl ServerConfig {
             region: RegionConfig::default(),
             background: true,
             max_wal_segments: 32,
+            wal_block_size: 256 << 20,
+            wal_roll_multiplier: 0.5,
         }
     }
 }
@@ -151,6 +177,14 @@ mod tests {
         assert_eq!(c.region.throttle.bytes_per_second, None, "0 = unlimited");
         set(&mut c, "hbase.regionserver.maxlogs", "4");
         assert_eq!(c.max_wal_segments, 4);
+        assert_eq!(c.wal.roll_size, 128 << 20, "256 MiB x 0.5");
+        set(&mut c, "hbase.regionserver.hlog.blocksize", "67108864");
+        assert_eq!(c.wal.roll_size, 32 << 20);
+        set(&mut c, "hbase.regionserver.logroll.multiplier", "0.25");
+        assert_eq!(c.wal.roll_size, 16 << 20);
+        assert!(c
+            .set_property("hbase.regionserver.logroll.multiplier", "0")
+            .is_err());
         set(&mut c, "some.unknown.key", "whatever");
         let e = c
             .set_property("hbase.regionserver.maxlogs", "many")
