@@ -283,3 +283,43 @@ fn a_server_says_once_how_much_space_it_needs_to_start() {
     assert!(e.contains(&fs.path().display().to_string()), "{e}");
     assert_eq!(e.matches("MiB free").count(), 1, "{e}");
 }
+
+#[test]
+fn a_full_disk_leaves_blocks_out_of_a_file_bucket_cache_and_reads_go_on() {
+    use cairn_blockcache::{BlockCacheConfig, BucketCacheConfig, IoEngineKind};
+    let Some(fs) = Tmpfs::mount(64) else {
+        return;
+    };
+    let root = fs.path().join("cairn");
+    let mut c = ServerConfig::new(&root);
+    // A tiny L1 and a file-backed L2 on the same small disk: the cache file is sparse, so
+    // each block written into it needs space the full disk no longer has.
+    c.block_cache = Some(BlockCacheConfig {
+        l1_size: 256 << 10,
+        l2: Some(BucketCacheConfig {
+            capacity: 16 << 20,
+            engine: IoEngineKind::File {
+                path: fs.path().join("bucket.cache"),
+            },
+            ..BucketCacheConfig::default()
+        }),
+    });
+    let s = RegionServer::open(c).unwrap();
+    let t = table(&s);
+    let (mut next, mut acked) = (0u64, Vec::new());
+    put_many(&s, &t, 1500, &mut next, &mut acked);
+    s.flush_table(&t).unwrap();
+    let ballast = fill(fs.path());
+    let rejected = || s.block_cache().unwrap().stats().1.unwrap().rejected_count;
+    let before = rejected();
+    check_all(&s, &t, &acked, "with the cache file's disk full");
+    // The bucket cache writes on its own threads: give them a moment to try.
+    let started = Instant::now();
+    while rejected() == before && started.elapsed() < Duration::from_secs(10) {
+        check_all(&s, &t, &acked, "with the cache file's disk full");
+    }
+    assert!(rejected() > before, "no block write into the cache file failed");
+    std::fs::remove_file(&ballast).unwrap();
+    check_all(&s, &t, &acked, "after space was freed");
+    s.close().unwrap();
+}
