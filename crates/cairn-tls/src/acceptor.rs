@@ -139,6 +139,14 @@ impl TlsAcceptor {
     }
 }
 
+impl std::fmt::Debug for TlsAcceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsAcceptor")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Accepts `sock` with `tls`, or as plaintext when the port has no TLS.
 pub fn accept(tls: Option<&TlsAcceptor>, sock: TcpStream) -> Result<Stream, AcceptError> {
     match tls {
