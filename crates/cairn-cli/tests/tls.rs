@@ -432,3 +432,51 @@ fn happybase_over_tls_with_client_certificates() {
         "the server still serves after refusals:\n{out}"
     );
 }
+
+#[test]
+fn a_bad_certificate_file_is_named_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("not-a-cert.pem");
+    std::fs::write(
+        &bad,
+        "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let out = serve::run_to_exit(data.path(), &["--tls-cert", bad.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("not-a-cert.pem") && stderr.contains("TLS for the"),
+        "the error names the file and the port: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn plaintext_on_a_public_address_is_warned_about() {
+    let data = tempfile::tempdir().unwrap();
+    // -b moves the Thrift port to every interface; the others stay on loopback.
+    let server = Server::start(data.path(), &["-b", "0.0.0.0"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.stderr.lock().unwrap().contains("without TLS") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stderr = server.stderr.lock().unwrap().clone();
+    assert_eq!(
+        stderr.matches("without TLS").count(),
+        1,
+        "one warning, for the one public port: {stderr}"
+    );
+    assert!(
+        stderr.contains("the thrift port listens on 0.0.0.0:"),
+        "{stderr}"
+    );
+    drop(stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let certs = Certs::make(dir.path());
+    let data = tempfile::tempdir().unwrap();
+    let (server, _) = start(data.path(), &certs, &["-b", "0.0.0.0"]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!server.stderr.lock().unwrap().contains("without TLS"));
+}
