@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use cairn_server::config::tls::Port;
 use clap::Args;
 
 const AFTER_HELP: &str = "\
@@ -56,9 +57,29 @@ pub struct ServeArgs {
     /// Framed transport (HBase's -f): accepted; every transport is served.
     #[arg(short = 'f', long = "framed")]
     framed: bool,
+    /// TLS (boxed: the subcommand enum stays small).
+    #[command(flatten)]
+    tls: Box<TlsArgs>,
     /// Any setting by name, after the config file: -D hbase.client.scanner.timeout.period=30000
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     define: Vec<String>,
+}
+
+/// TLS for every port.
+#[derive(Args)]
+struct TlsArgs {
+    /// TLS on every port: the certificate chain (PEM, leaf first). A port opts out with its
+    /// own setting (-D hbase.thrift.ssl.enabled=false, hbase.ssl.enabled,
+    /// hbase.server.netty.tls.enabled).
+    #[arg(long = "tls-cert", value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The private key for --tls-cert (PEM); default: in the --tls-cert file.
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Only clients with a certificate from this CA (PEM) get in, on every TLS port
+    /// (hbase.server.netty.tls.client.auth.mode=WANT admits clients without one too).
+    #[arg(long = "tls-client-ca", value_name = "FILE", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
 }
 
 /// The server's configuration: defaults, the config file, `-D`s, then the options.
@@ -99,9 +120,43 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     if let Some(p) = a.infoport {
         config.set("hbase.thrift.info.port", &p.to_string())?;
     }
+    for (key, file) in [
+        ("cairn.tls.cert", &a.tls.tls_cert),
+        ("cairn.tls.key", &a.tls.tls_key),
+        ("cairn.tls.client.ca", &a.tls.tls_client_ca),
+    ] {
+        if let Some(f) = file {
+            config.set(key, &f.to_string_lossy())?;
+        }
+    }
     // -c and -f: the server detects the protocol and transport of each connection.
     let _ = (a.compact, a.framed);
     Ok(config)
+}
+
+/// How a port's TLS is described on its start-up line.
+fn tls_note(s: Option<cairn_tls::TlsSettings>) -> String {
+    let Some(s) = s else {
+        return String::new();
+    };
+    let auth = match s.client_auth {
+        cairn_tls::ClientAuth::None => "no client certificates",
+        cairn_tls::ClientAuth::Want => "client certificates checked when shown",
+        cairn_tls::ClientAuth::Need => "client certificates required",
+    };
+    format!(
+        " with TLS ({auth}{}{})",
+        if s.plaintext {
+            ", plaintext also accepted"
+        } else {
+            ""
+        },
+        if s.reload {
+            ", certificates reloaded when changed"
+        } else {
+            ""
+        }
+    )
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -117,14 +172,17 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "cairn serve: data {data} ({} tables, {} regions, {} WAL edits replayed)",
         rec.tables, rec.regions, rec.edits_replayed
     );
+    let tls = |port| tls_note(server.tls(port));
     println!(
-        "cairn serve: thrift on {} (binary or compact protocol, buffered or framed transport)",
-        server.thrift_addr()
+        "cairn serve: thrift on {} (binary or compact protocol, buffered or framed transport){}",
+        server.thrift_addr(),
+        tls(Port::Thrift)
     );
     match server.rpc() {
         Some(r) => println!(
-            "cairn serve: hbase rpc on {} (server name {}, cluster id {}; Java clients: hbase.client.bootstrap.servers={})",
+            "cairn serve: hbase rpc on {}{} (server name {}, cluster id {}; Java clients: hbase.client.bootstrap.servers={})",
             r.addr(),
+            tls(Port::Rpc),
             r.server_name(),
             r.cluster_id(),
             r.addr()
@@ -132,7 +190,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         None => println!("cairn serve: hbase rpc off"),
     }
     match server.http_addr() {
-        Some(h) => println!("cairn serve: http on {h} (/metrics, /jmx, /health)"),
+        Some(h) => println!(
+            "cairn serve: http on {h}{} (/metrics, /jmx, /health)",
+            tls(Port::Http)
+        ),
         None => println!("cairn serve: http off"),
     }
     if let (Some(z), Some(r)) = (server.zookeeper(), server.rpc()) {
@@ -226,6 +287,35 @@ mod tests {
         // The option wins over the property.
         let c = config_of(&["-D", "hbase.zookeeper.quorum=a", "--zookeeper", "b:1"]);
         assert_eq!(c.zookeeper.connect_string(), "b:1");
+    }
+
+    #[test]
+    fn tls_options_reach_every_port() {
+        let c = config_of(&[
+            "--tls-cert",
+            "/c.pem",
+            "--tls-key",
+            "/k.pem",
+            "--tls-client-ca",
+            "/ca.pem",
+        ]);
+        for port in [Port::Rpc, Port::Thrift, Port::Http] {
+            let s = c.tls.settings(port).unwrap().unwrap();
+            assert_eq!(s.cert, PathBuf::from("/c.pem"));
+            assert_eq!(s.key, PathBuf::from("/k.pem"));
+            assert_eq!(s.client_ca, Some(PathBuf::from("/ca.pem")));
+            assert_eq!(s.client_auth, cairn_tls::ClientAuth::Need);
+        }
+        let c = config_of(&[
+            "--tls-cert",
+            "/c.pem",
+            "-D",
+            "hbase.thrift.ssl.enabled=false",
+        ]);
+        assert!(c.tls.settings(Port::Thrift).unwrap().is_none());
+        assert!(c.tls.settings(Port::Http).unwrap().is_some());
+        assert!(config_of(&[]).tls.settings(Port::Rpc).unwrap().is_none());
+        assert!(Serve::try_parse_from(["serve", "--tls-key", "/k.pem"]).is_err());
     }
 
     #[test]

@@ -25,6 +25,8 @@ use cairn_blockcache::BlockCacheConfig;
 use cairn_region::ServerConfig;
 use cairn_thrift::Limits;
 
+pub mod tls;
+
 use crate::handler::HandlerConfig;
 use crate::rpc::RpcConfig;
 use crate::zookeeper::ZkConfig;
@@ -55,6 +57,9 @@ pub struct Config {
     /// `hbase.zookeeper.quorum`, `hbase.zookeeper.property.clientPort`,
     /// `zookeeper.znode.parent`, `zookeeper.session.timeout`); no quorum = no ZooKeeper.
     pub zookeeper: ZkConfig,
+    /// TLS on each port (`--tls-cert` and friends, HBase's TLS properties); plaintext by
+    /// default.
+    pub tls: tls::TlsConfig,
     /// Every `name = value` given, in order, for the region server and block cache.
     pub properties: Vec<(String, String)>,
 }
@@ -70,6 +75,7 @@ impl Default for Config {
             max_connections: 1000,
             handler: HandlerConfig::default(),
             zookeeper: ZkConfig::default(),
+            tls: tls::TlsConfig::default(),
             properties: Vec::new(),
         }
     }
@@ -273,6 +279,7 @@ impl Config {
             "zookeeper.session.timeout" => {
                 self.zookeeper.session_timeout = Duration::from_millis(positive()? as u64);
             }
+            k if self.tls.set(k, v)? => {}
             "cairn.thrift.max.open.scanners" => self.handler.max_open_scanners = positive()?,
             "cairn.thrift.max.rows.per.call" => self.handler.max_rows_per_call = positive()?,
             "cairn.thrift.scanner.read_ahead.bytes" => {

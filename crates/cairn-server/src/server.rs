@@ -1,12 +1,13 @@
 //! The running server: the Thrift listener (a thread per connection, at most
 //! `max_connections`), the HTTP endpoint, the scanner-lease reaper, the ZooKeeper
-//! registration, and an orderly stop that first leaves ZooKeeper (so clients stop being sent
+//! registration, TLS on each port when configured (the handshake runs on the connection's
+//! own thread, so a slow or hostile client holds up no one else), and an orderly stop that first leaves ZooKeeper (so clients stop being sent
 //! here), then closes connections and the region server, which flushes every memstore.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -15,8 +16,10 @@ use std::time::{Duration, Instant};
 use cairn_region::RegionServer;
 use cairn_thrift::hbase::HbaseSyncProcessor;
 use cairn_thrift::{serve_connection, BetweenRequests, Outcome};
+use cairn_tls::{Stream, TlsAcceptor, TlsSettings};
 use parking_lot::Mutex;
 
+use crate::config::tls::Port;
 use crate::config::Config;
 use crate::handler::Handler;
 use crate::metrics::{self, ThriftMetrics};
@@ -27,12 +30,14 @@ use crate::zookeeper::{Identity, Registration, ZkError};
 /// client's next request arrives (or the connection closes).
 struct ReadAhead<'a> {
     handler: &'a Handler,
-    stream: &'a TcpStream,
+    /// The connection's socket (under TLS, the encrypted bytes: a record arriving still
+    /// means a request is on its way).
+    fd: RawFd,
 }
 
 impl BetweenRequests for ReadAhead<'_> {
     fn between_requests(&mut self, request_waiting: &mut dyn FnMut() -> bool) {
-        let fd = self.stream.as_raw_fd();
+        let fd = self.fd;
         self.handler
             .read_ahead(&mut || request_waiting() || readable(fd));
     }
@@ -82,6 +87,14 @@ pub enum ServeError {
     /// Registering in ZooKeeper failed at start, or unregistering at shutdown.
     #[error(transparent)]
     ZooKeeper(#[from] ZkError),
+    /// A port's TLS files could not be loaded.
+    #[error("TLS for the {port} port: {source}")]
+    Tls {
+        /// Which port.
+        port: &'static str,
+        /// What was wrong, naming the file.
+        source: cairn_tls::TlsError,
+    },
     /// A ZooKeeper quorum was given but the native RPC is off: there would be nothing for
     /// the znodes to point at.
     #[error("zookeeper registration needs the hbase rpc listener (--hbase / hbase.regionserver.port), which is off")]
@@ -99,6 +112,56 @@ struct Shared {
     conns: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
     rpc_metrics: Arc<RpcMetrics>,
+    thrift_tls: Option<Arc<TlsAcceptor>>,
+    /// HTTPS connections being answered (each on a thread of its own, so bounded).
+    https_open: std::sync::atomic::AtomicUsize,
+}
+
+/// The HTTP endpoint: tiny_http for plaintext; over TLS, a listener of ours with a small
+/// GET responder (tiny_http's TLS cannot ask for client certificates).
+enum Http {
+    Plain(Arc<tiny_http::Server>, JoinHandle<()>),
+    Tls(SocketAddr, JoinHandle<()>),
+}
+
+/// The bound HTTP listener, before its thread starts.
+enum HttpListener {
+    Plain(Arc<tiny_http::Server>),
+    Tls(TcpListener, Arc<TlsAcceptor>),
+}
+
+/// HTTPS connections answered at once; more wait in the listen backlog.
+const MAX_HTTPS_CONNECTIONS: usize = 64;
+
+/// The TLS acceptor of `port`, if TLS is on there.
+fn tls_acceptor(config: &Config, port: Port) -> Result<Option<Arc<TlsAcceptor>>, ServeError> {
+    match config.tls.settings(port)? {
+        Some(s) => Ok(Some(Arc::new(TlsAcceptor::new(s).map_err(|source| {
+            ServeError::Tls {
+                port: port.name(),
+                source,
+            }
+        })?))),
+        None => Ok(None),
+    }
+}
+
+/// Warns, once per port, when a port reachable from other machines takes plaintext.
+fn warn_if_exposed(port: Port, addr: SocketAddr, tls: Option<&TlsAcceptor>) {
+    if addr.ip().is_loopback() {
+        return;
+    }
+    match tls {
+        None => tracing::warn!(
+            "the {} port listens on {addr} without TLS: anyone who can reach it can read and change data; give --tls-cert (and --tls-client-ca) to encrypt it",
+            port.name()
+        ),
+        Some(t) if t.settings().plaintext => tracing::warn!(
+            "the {} port on {addr} also accepts plaintext (hbase.server.netty.tls.supportplaintext=true)",
+            port.name()
+        ),
+        Some(_) => {}
+    }
 }
 
 /// A started `cairn serve`.
@@ -108,7 +171,7 @@ pub struct Server {
     http_addr: Option<SocketAddr>,
     acceptor: Option<JoinHandle<()>>,
     reaper: Option<JoinHandle<()>>,
-    http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    http: Option<Http>,
     rpc: Option<RpcServer>,
     zookeeper: Option<Registration>,
 }
@@ -141,17 +204,36 @@ impl Server {
             addr: config.thrift_addr.clone(),
             source,
         })?;
-        let http_server = match &config.http_addr {
-            Some(a) => Some(Arc::new(tiny_http::Server::http(a).map_err(|e| {
-                ServeError::Listen {
+        let thrift_tls = tls_acceptor(&config, Port::Thrift)?;
+        let http_tls = tls_acceptor(&config, Port::Http)?;
+        let rpc_tls = tls_acceptor(&config, Port::Rpc)?;
+        let http_listener = match (&config.http_addr, &http_tls) {
+            (None, _) => None,
+            (Some(a), None) => Some(HttpListener::Plain(Arc::new(
+                tiny_http::Server::http(a).map_err(|e| ServeError::Listen {
                     what: "http",
                     addr: a.clone(),
                     source: io::Error::other(e.to_string()),
-                }
-            })?)),
+                })?,
+            ))),
+            (Some(a), Some(tls)) => Some(HttpListener::Tls(
+                TcpListener::bind(a).map_err(|source| ServeError::Listen {
+                    what: "http",
+                    addr: a.clone(),
+                    source,
+                })?,
+                tls.clone(),
+            )),
+        };
+        let http_addr = match &http_listener {
+            Some(HttpListener::Plain(s)) => s.server_addr().to_ip(),
+            Some(HttpListener::Tls(l, _)) => l.local_addr().ok(),
             None => None,
         };
-        let http_addr = http_server.as_ref().and_then(|s| s.server_addr().to_ip());
+        warn_if_exposed(Port::Thrift, thrift_addr, thrift_tls.as_deref());
+        if let Some(a) = http_addr {
+            warn_if_exposed(Port::Http, a, http_tls.as_deref());
+        }
 
         if config
             .properties
@@ -174,12 +256,17 @@ impl Server {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             rpc_metrics: Arc::new(RpcMetrics::default()),
+            thrift_tls,
+            https_open: std::sync::atomic::AtomicUsize::new(0),
         });
         let rpc = match &shared.config.rpc {
             Some(rc) => Some(
                 RpcServer::start(
                     shared.rs.clone(),
-                    rc.clone(),
+                    crate::rpc::RpcConfig {
+                        tls: rpc_tls.clone(),
+                        ..rc.clone()
+                    },
                     http_addr.map(|a| a.port()),
                     shared.rpc_metrics.clone(),
                 )
@@ -191,6 +278,9 @@ impl Server {
             ),
             None => None,
         };
+        if let Some(r) = &rpc {
+            warn_if_exposed(Port::Rpc, r.addr(), rpc_tls.as_deref());
+        }
 
         let s = shared.clone();
         let acceptor = std::thread::Builder::new()
@@ -209,14 +299,25 @@ impl Server {
                 }
             })
             .expect("spawn reaper");
-        let http = http_server.map(|srv| {
+        let http = http_listener.map(|l| {
             let s = shared.clone();
-            let srv2 = srv.clone();
-            let h = std::thread::Builder::new()
-                .name("cairn-http".into())
-                .spawn(move || http_loop(&srv2, &s))
-                .expect("spawn http");
-            (srv, h)
+            let spawn = std::thread::Builder::new().name("cairn-http".into());
+            match l {
+                HttpListener::Tls(listener, tls) => {
+                    let addr = listener.local_addr().expect("bound above");
+                    let h = spawn
+                        .spawn(move || https_accept_loop(listener, &tls, &s))
+                        .expect("spawn http");
+                    Http::Tls(addr, h)
+                }
+                HttpListener::Plain(srv) => {
+                    let srv2 = srv.clone();
+                    let h = spawn
+                        .spawn(move || http_loop(&srv2, &s))
+                        .expect("spawn http");
+                    Http::Plain(srv, h)
+                }
+            }
         });
         let mut server = Server {
             shared,
@@ -252,6 +353,11 @@ impl Server {
     /// The bound Thrift1 address (the real port when port 0 was asked for).
     pub fn thrift_addr(&self) -> SocketAddr {
         self.thrift_addr
+    }
+
+    /// The TLS settings of `port`, if it speaks TLS.
+    pub fn tls(&self, port: Port) -> Option<TlsSettings> {
+        self.shared.config.tls.settings(port).ok().flatten()
     }
 
     /// The bound info-server address (`/metrics`, `/jmx`, `/health`), if one was started.
@@ -328,9 +434,16 @@ impl Server {
             r.thread().unpark();
             let _ = r.join();
         }
-        if let Some((srv, h)) = self.http.take() {
-            srv.unblock();
-            let _ = h.join();
+        match self.http.take() {
+            Some(Http::Plain(srv, h)) => {
+                srv.unblock();
+                let _ = h.join();
+            }
+            Some(Http::Tls(addr, h)) => {
+                let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+                let _ = h.join();
+            }
+            None => {}
         }
     }
 }
@@ -365,7 +478,7 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         }
         let _ = stream.set_nodelay(true);
         let id = s.next_conn.fetch_add(1, Ordering::Relaxed);
-        let (Ok(reader), Ok(registered)) = (stream.try_clone(), stream.try_clone()) else {
+        let Ok(registered) = stream.try_clone() else {
             continue;
         };
         s.conns.lock().insert(id, registered);
@@ -374,17 +487,40 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name(format!("cairn-thrift-{id}"))
             .spawn(move || {
+                let done = |s2: &Shared| {
+                    s2.conns.lock().remove(&id);
+                    s2.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
+                };
+                let peer = stream
+                    .peer_addr()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let mut stream = match cairn_tls::acceptor::accept(s2.thrift_tls.as_deref(), stream)
+                {
+                    Ok(st) => st,
+                    Err(e) => {
+                        if !s2.stop.load(Ordering::Acquire) {
+                            tracing::info!("refused thrift connection from {peer}: {e}");
+                        }
+                        done(&s2);
+                        return;
+                    }
+                };
+                let Ok(reader) = stream.try_clone() else {
+                    done(&s2);
+                    return;
+                };
                 // The connection's own handle: what its scanner calls leave to read ahead
                 // stays with it.
                 let handler = s2.handler.connection();
                 let processor = HbaseSyncProcessor::new(handler.clone());
                 let mut read_ahead = ReadAhead {
                     handler: &handler,
-                    stream: &stream,
+                    fd: stream.socket().as_raw_fd(),
                 };
                 let (_, outcome) = serve_connection(
                     reader,
-                    &stream,
+                    &mut stream,
                     &processor,
                     &s2.config.limits,
                     &s2.metrics.wire,
@@ -392,16 +528,11 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
                 );
                 if let Outcome::Dropped(reason) = outcome {
                     if !s2.stop.load(Ordering::Acquire) {
-                        let peer = stream
-                            .peer_addr()
-                            .map(|a| a.to_string())
-                            .unwrap_or_default();
                         tracing::info!("closed connection from {peer}: {reason}");
                     }
                 }
                 let _ = stream.shutdown(Shutdown::Both);
-                s2.conns.lock().remove(&id);
-                s2.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
+                done(&s2);
             });
         if spawned.is_err() {
             s.conns.lock().remove(&id);
@@ -410,50 +541,179 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
     }
 }
 
+/// An answer of the HTTP endpoint.
+struct Page {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+}
+
+/// The answer to a GET of `url` (path and query).
+fn page(s: &Shared, url: &str) -> Page {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    match path {
+        "/metrics" => Page {
+            status: 200,
+            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            body: metrics::prometheus(&gather(s)),
+        },
+        "/jmx" => {
+            let mut json = metrics::jmx(&gather(s));
+            if let Some(q) = jmx_query(query) {
+                if let Some(beans) = json["beans"].as_array_mut() {
+                    beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
+                }
+            }
+            Page {
+                status: 200,
+                content_type: "application/json; charset=utf-8",
+                body: serde_json::to_string_pretty(&json).unwrap_or_default(),
+            }
+        }
+        "/health" => {
+            let stopping = s.stop.load(Ordering::Acquire);
+            let body = serde_json::json!({
+                "status": if stopping { "stopping" } else { "ok" },
+                "tables": s.rs.table_names().len(),
+                "openConnections": s.metrics.open_connections.load(Ordering::Relaxed),
+            });
+            Page {
+                status: if stopping { 503 } else { 200 },
+                content_type: "application/json; charset=utf-8",
+                body: body.to_string(),
+            }
+        }
+        _ => Page {
+            status: 404,
+            content_type: "text/plain; charset=utf-8",
+            body: "not found: try /metrics, /jmx or /health\n".to_string(),
+        },
+    }
+}
+
 fn http_loop(srv: &tiny_http::Server, s: &Shared) {
     for req in srv.incoming_requests() {
-        let url = req.url().to_string();
-        let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
-        let header = |v: &str| {
-            tiny_http::Header::from_bytes(&b"Content-Type"[..], v.as_bytes()).expect("header")
-        };
-        let resp = match path {
-            "/metrics" => {
-                let text = metrics::prometheus(&gather(s));
-                tiny_http::Response::from_string(text)
-                    .with_header(header("text/plain; version=0.0.4; charset=utf-8"))
-            }
-            "/jmx" => {
-                let mut json = metrics::jmx(&gather(s));
-                if let Some(q) = jmx_query(query) {
-                    if let Some(beans) = json["beans"].as_array_mut() {
-                        beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
-                    }
-                }
-                tiny_http::Response::from_string(
-                    serde_json::to_string_pretty(&json).unwrap_or_default(),
-                )
-                .with_header(header("application/json; charset=utf-8"))
-            }
-            "/health" => {
-                let stopping = s.stop.load(Ordering::Acquire);
-                let body = serde_json::json!({
-                    "status": if stopping { "stopping" } else { "ok" },
-                    "tables": s.rs.table_names().len(),
-                    "openConnections": s.metrics.open_connections.load(Ordering::Relaxed),
-                });
-                tiny_http::Response::from_string(body.to_string())
-                    .with_status_code(if stopping { 503 } else { 200 })
-                    .with_header(header("application/json; charset=utf-8"))
-            }
-            _ => tiny_http::Response::from_string(
-                "not found: try /metrics, /jmx or /health\n".to_string(),
-            )
-            .with_status_code(404)
-            .with_header(header("text/plain; charset=utf-8")),
-        };
+        let p = page(s, req.url());
+        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], p.content_type.as_bytes())
+            .expect("a valid header");
+        let resp = tiny_http::Response::from_string(p.body)
+            .with_status_code(p.status)
+            .with_header(header);
         let _ = req.respond(resp);
     }
+}
+
+/// The HTTPS listener: each connection gets its handshake and one GET answered on a thread
+/// of its own.
+fn https_accept_loop(listener: TcpListener, tls: &Arc<TlsAcceptor>, s: &Arc<Shared>) {
+    for sock in listener.incoming() {
+        if s.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(sock) = sock else {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        if s.https_open.fetch_add(1, Ordering::AcqRel) >= MAX_HTTPS_CONNECTIONS {
+            s.https_open.fetch_sub(1, Ordering::AcqRel);
+            let _ = sock.shutdown(Shutdown::Both);
+            continue;
+        }
+        let (tls, s2) = (tls.clone(), s.clone());
+        let spawned = std::thread::Builder::new()
+            .name("cairn-https".into())
+            .spawn(move || {
+                let peer = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+                match tls.accept(sock) {
+                    Ok(stream) => {
+                        if let Err(e) = answer_https(stream, &s2) {
+                            tracing::debug!("https from {peer}: {e}");
+                        }
+                    }
+                    Err(e) => tracing::info!("refused https connection from {peer}: {e}"),
+                }
+                s2.https_open.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            s.https_open.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Longest request head read (request line and headers).
+const MAX_HTTP_HEAD: usize = 16 << 10;
+
+/// Reads one request head and answers it, then closes: the endpoint serves a few small
+/// pages to scrapers, for which a connection per request is no cost.
+fn answer_https(mut stream: Stream, s: &Shared) -> io::Result<()> {
+    let _ = stream
+        .socket()
+        .set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = stream
+        .socket()
+        .set_write_timeout(Some(Duration::from_secs(10)));
+    let mut head = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        head.extend_from_slice(&buf[..n]);
+        if head.len() > MAX_HTTP_HEAD {
+            return respond(
+                &mut stream,
+                431,
+                "text/plain",
+                "request header too large\n",
+                true,
+            );
+        }
+    }
+    let line = String::from_utf8_lossy(&head[..head.iter().position(|&b| b == b'\r').unwrap_or(0)])
+        .into_owned();
+    let mut parts = line.split(' ');
+    let (method, url) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    match method {
+        "GET" | "HEAD" => {
+            let p = page(s, url);
+            respond(
+                &mut stream,
+                p.status,
+                p.content_type,
+                &p.body,
+                method == "GET",
+            )
+        }
+        _ => respond(&mut stream, 405, "text/plain", "only GET and HEAD\n", true),
+    }
+}
+
+fn respond(
+    stream: &mut Stream,
+    status: u16,
+    content_type: &str,
+    body: &str,
+    with_body: bool,
+) -> io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "",
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    if with_body {
+        out.extend_from_slice(body.as_bytes());
+    }
+    stream.write_all(&out)?;
+    stream.flush()
 }
 
 /// Every metrics source, the native RPC server's included.

@@ -3,7 +3,7 @@
 //! connection's write lock.
 
 use std::io::{self, BufReader, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use cairn_rpc::wire::{self, Call, Preamble};
 use cairn_rpc::{pb, WireError};
+use cairn_tls::Stream;
 use parking_lot::Mutex;
 use prost::Message;
 
@@ -65,7 +66,8 @@ pub struct Conn {
     pub service: Service,
     /// Cell block codec: `None` = none (cells in messages), `Some(tags)` = KeyValueCodec.
     pub codec: Option<bool>,
-    writer: Mutex<TcpStream>,
+    /// Plaintext or TLS: under TLS, a handle on the session the reader also uses.
+    writer: Mutex<Stream>,
 }
 
 impl Conn {
@@ -133,7 +135,7 @@ fn read_frame(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
 }
 
 /// A response that answers no call (call id -1): a preamble answer or a fatal error.
-fn fatal(stream: &mut TcpStream, class: &'static str, message: &str) {
+fn fatal(stream: &mut Stream, class: &'static str, message: &str) {
     let frame = wire::encode_response(
         wire::NO_CALL_ID,
         None,
@@ -144,10 +146,12 @@ fn fatal(stream: &mut TcpStream, class: &'static str, message: &str) {
 }
 
 /// Serves one connection until it closes; the error says why it ended early.
-pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
+pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
     let metrics = &s.services.metrics;
     // A client that connects and says nothing is dropped after the scanner lease.
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+    let _ = stream
+        .socket()
+        .set_read_timeout(Some(Duration::from_secs(600)));
     let auth = loop {
         let mut pre = [0u8; 6];
         if !read_full(&mut stream, &mut pre).map_err(|e| e.to_string())? {
@@ -227,12 +231,13 @@ pub fn serve(s: &Arc<Shared>, mut stream: TcpStream) -> Result<(), String> {
         fatal(&mut stream, errors::UNSUPPORTED_COMPRESSION_CODEC, &msg);
         return Err(msg);
     }
-    let _ = stream.set_read_timeout(None);
+    let _ = stream.socket().set_read_timeout(None);
     // A client that stops reading must not hold a handler forever: its connection is closed
     // once a response cannot be written for this long.
-    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let _ = stream.socket().set_write_timeout(Some(WRITE_TIMEOUT));
     let writer = stream.try_clone().map_err(|e| e.to_string())?;
-    let fd = stream.as_raw_fd();
+    // Under TLS the socket shows encrypted bytes waiting, which as surely means a call is.
+    let fd = stream.socket().as_raw_fd();
     let conn = Arc::new(Conn {
         service,
         codec,

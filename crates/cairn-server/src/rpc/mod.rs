@@ -4,7 +4,9 @@
 //! `AdminService` (region information, flushes, compactions) — over the embedded region
 //! server, with `hbase:meta` as a virtual region ([`meta`]).
 //!
-//! Threads: one acceptor; one reader per connection, which decodes calls and queues them;
+//! Threads: one acceptor; one reader per connection (which first runs the TLS handshake
+//! when the port has TLS: HBase's optional SSL handler, plaintext told apart by its first
+//! byte when `hbase.server.netty.tls.supportplaintext` allows it), which decodes calls and queues them;
 //! `hbase.regionserver.handler.count` handlers, which run calls and write each response as it
 //! is ready, so pipelined calls on one connection are answered out of order. A full call queue
 //! answers `CallQueueTooBigException` at once, as HBase does.
@@ -67,6 +69,9 @@ pub struct RpcConfig {
     /// The least time a scan call may spend skipping filtered rows before it answers with a
     /// heartbeat (`hbase.region.server.rpc.minimum.scan.time.limit.delta`, 10 ms).
     pub min_scan_time_limit: Duration,
+    /// TLS for the port (`hbase.server.netty.tls.enabled` and friends, or `--tls-cert`);
+    /// `None` = plaintext only.
+    pub tls: Option<Arc<cairn_tls::TlsAcceptor>>,
 }
 
 impl Default for RpcConfig {
@@ -81,6 +86,7 @@ impl Default for RpcConfig {
             scanner_lease: Duration::from_secs(60),
             max_result_size: 100 << 20,
             min_scan_time_limit: Duration::from_millis(10),
+            tls: None,
         }
     }
 }
@@ -301,11 +307,21 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
         let spawned = std::thread::Builder::new()
             .name(format!("cairn-rpc-conn-{id}"))
             .spawn(move || {
-                s2.services.metrics.connection_opened();
                 let peer = stream
                     .peer_addr()
                     .map(|a| a.to_string())
                     .unwrap_or_default();
+                let stream = match cairn_tls::acceptor::accept(s2.config.tls.as_deref(), stream) {
+                    Ok(st) => st,
+                    Err(e) => {
+                        if !s2.stop.load(Ordering::Acquire) {
+                            tracing::info!("refused rpc connection from {peer}: {e}");
+                        }
+                        s2.conns.lock().remove(&id);
+                        return;
+                    }
+                };
+                s2.services.metrics.connection_opened();
                 if let Err(reason) = connection::serve(&s2, stream) {
                     if !s2.stop.load(Ordering::Acquire) {
                         tracing::info!("rpc connection from {peer} closed: {reason}");
