@@ -572,11 +572,22 @@ fn page(s: &Shared, url: &str) -> Page {
         }
         "/health" => {
             let stopping = s.stop.load(Ordering::Acquire);
-            let body = serde_json::json!({
-                "status": if stopping { "stopping" } else { "ok" },
+            // A failed WAL refuses writes until it recovers; reads go on, so the server is
+            // degraded rather than down.
+            let write_failure = s.rs.write_failure();
+            let status = match (stopping, &write_failure) {
+                (true, _) => "stopping",
+                (false, Some(_)) => "degraded",
+                (false, None) => "ok",
+            };
+            let mut body = serde_json::json!({
+                "status": status,
                 "tables": s.rs.table_names().len(),
                 "openConnections": s.metrics.open_connections.load(Ordering::Relaxed),
             });
+            if let Some(f) = write_failure {
+                body["writeFailure"] = serde_json::Value::String(f);
+            }
             Page {
                 status: if stopping { 503 } else { 200 },
                 content_type: "application/json; charset=utf-8",
