@@ -177,6 +177,8 @@ struct State {
     rng: StdRng,
     /// Set: every operation fails with this error (`deactivate`).
     dead: Option<(io::ErrorKind, String)>,
+    /// Operations left before the disk deactivates itself (`deactivate_after`).
+    countdown: Option<(u64, io::ErrorKind, String)>,
     full: bool,
     strict_dirs: bool,
     injected: u64,
@@ -224,6 +226,7 @@ impl FaultFileSystem {
                 rules: Vec::new(),
                 rng: StdRng::seed_from_u64(seed),
                 dead: None,
+                countdown: None,
                 full: false,
                 strict_dirs: false,
                 injected: 0,
@@ -268,6 +271,13 @@ impl FaultFileSystem {
     /// [`reactivate`](Self::reactivate) ends it.
     pub fn deactivate(&self, err: io::Error) {
         self.lock().dead = Some((err.kind(), err.to_string()));
+    }
+
+    /// Lets `ops` more operations (of any kind) through, then deactivates as
+    /// [`deactivate`](Self::deactivate) does: a crash at an arbitrary point inside a flush,
+    /// a compaction or a WAL roll.
+    pub fn deactivate_after(&self, ops: u64, err: io::Error) {
+        self.lock().countdown = Some((ops, err.kind(), err.to_string()));
     }
 
     /// Ends [`deactivate`](Self::deactivate) without dropping anything.
@@ -323,6 +333,7 @@ impl FaultFileSystem {
         s.rules.clear();
         s.full = false;
         s.dead = None;
+        s.countdown = None;
         s.injected = 0;
         // Outputs opened before the crash hold an epoch that no longer exists.
         s.files.clear();
@@ -362,6 +373,15 @@ impl FaultFileSystem {
     /// Decides whether `op` on `path` fails now.
     fn check(&self, op: FaultOp, path: &Path) -> Result<(), (Fault, io::Error)> {
         let mut s = self.lock();
+        if let Some((n, kind, text)) = &mut s.countdown {
+            if *n == 0 {
+                let dead = Some((*kind, std::mem::take(text)));
+                s.dead = dead;
+                s.countdown = None;
+            } else {
+                *n -= 1;
+            }
+        }
         if let Some((kind, text)) = &s.dead {
             let e = io::Error::new(
                 *kind,
@@ -795,6 +815,11 @@ mod tests {
         assert!(fs.rename(&p, &dir.path().join("h")).is_err());
         fs.reactivate();
         assert_eq!(fs.read(&p).unwrap(), b"kept");
+        fs.deactivate_after(2, io::Error::other("later"));
+        fs.status(&p).unwrap();
+        fs.status(&p).unwrap();
+        assert!(fs.status(&p).is_err());
+        assert!(fs.status(&p).is_err());
     }
 
     #[test]
