@@ -34,10 +34,22 @@ impl Region {
         let (snapshots, seq) = {
             let _block_writes = self.updates.write();
             let seq = self.mvcc.write_point();
+            // A store whose last flush failed hands back that snapshot and keeps the writes
+            // since in its active segment: its file may claim only the snapshot's sequence
+            // ids, or replay would skip those writes, and the WAL may drop only what every
+            // store has on disk.
             let snaps: Vec<_> = self
                 .stores
                 .values()
-                .filter_map(|s| s.snapshot().map(|seg| (s.clone(), seg)))
+                .filter_map(|s| {
+                    let seg = s.snapshot()?;
+                    let upto = if s.state().active.is_empty() {
+                        seq
+                    } else {
+                        seg.max_sequence_id()
+                    };
+                    Some((s.clone(), seg, upto))
+                })
                 .collect();
             (snaps, seq)
         };
@@ -45,10 +57,11 @@ impl Region {
             sequence_id: seq,
             ..Default::default()
         };
-        for (store, seg) in &snapshots {
+        let flushed_upto = snapshots.iter().map(|s| s.2).min().unwrap_or(seq);
+        for (store, seg, upto) in &snapshots {
             let cells = seg.len() as u64;
             let smallest = self.read_points.smallest(self.mvcc.read_point());
-            if let Some(bytes) = store.flush_snapshot(seg, seq, smallest)? {
+            if let Some(bytes) = store.flush_snapshot(seg, *upto, smallest)? {
                 outcome.files += 1;
                 outcome.bytes += bytes;
             }
@@ -66,7 +79,7 @@ impl Region {
                 .fetch_add(outcome.bytes, Ordering::Relaxed);
         }
         if let Some(wal) = self.wal.get() {
-            wal.mark_flushed(self.info.encoded_name.as_bytes(), seq)?;
+            wal.mark_flushed(self.info.encoded_name.as_bytes(), flushed_upto)?;
         }
         Ok(outcome)
     }
