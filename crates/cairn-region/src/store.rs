@@ -279,7 +279,7 @@ impl Store {
             Throttle::default(),
             &mut outcome,
         )?;
-        let file = Arc::new(self.open_file(&path)?);
+        let file = Arc::new(self.open_committed(&path)?);
         let mut s = self.state.write();
         let mut files = (*s.files).clone();
         if file.reader.entry_count() > 0 {
@@ -291,6 +291,16 @@ impl Store {
         s.files = Arc::new(files);
         s.snapshot = None;
         Ok(Some(written))
+    }
+
+    /// Opens a file just renamed into the family directory. If that fails, the file is
+    /// taken back out: the flush or compaction fails and is retried, and a copy left behind
+    /// would hold the same cells as the retry's file (and load at the next open).
+    fn open_committed(&self, path: &Path) -> Result<StoreFile> {
+        self.open_file(path).inspect_err(|_| {
+            let _ = self.fs.delete(path);
+            let _ = self.fs.sync_dir(&self.dir);
+        })
     }
 
     fn open_file(&self, path: &Path) -> Result<StoreFile> {
@@ -481,7 +491,7 @@ impl Store {
             throttle,
             outcome,
         )?;
-        let output = Arc::new(self.open_file(&path)?);
+        let output = Arc::new(self.open_committed(&path)?);
         let keep_output = output.reader.entry_count() > 0;
         outcome.files_out = keep_output as usize;
         outcome.bytes_out = if keep_output { written } else { 0 };
