@@ -115,6 +115,10 @@ pub struct Store {
     state: RwLock<StoreState>,
     cache: Option<Arc<CombinedBlockCache>>,
     compaction_lock: Mutex<()>,
+    /// Compacted inputs whose removal failed: every later compaction's output names them as
+    /// replaced too (so the next open removes them even after that output is itself
+    /// compacted away) and tries again to remove them.
+    unretired: Mutex<Vec<String>>,
     /// Write flushed and compacted files with direct I/O ([`FileSystem::create_direct`]).
     direct_io: bool,
     /// Where compacted input files go instead of being deleted (HBase's archive directory);
@@ -191,6 +195,7 @@ impl Store {
             }),
             cache,
             compaction_lock: Mutex::new(()),
+            unretired: Mutex::new(Vec::new()),
             direct_io,
             archive_dir: None,
         })
@@ -480,7 +485,8 @@ impl Store {
         } else {
             MatchMode::MinorCompaction
         };
-        let replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        let mut replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        replaced.extend(self.unretired.lock().iter().cloned());
         let (path, written) = self.write_through_matcher(
             KeyValueHeap::new(scanners),
             mode,
@@ -509,13 +515,22 @@ impl Store {
             sort_files(&mut files);
             s.files = Arc::new(files);
         }
-        if !keep_output {
-            let _ = self.fs.delete(&path);
-        }
         // Readers that still hold the old files keep them open; the names go now.
+        let mut unretired = Vec::new();
         for f in selection {
-            self.retire_input(f);
+            if !self.retire_input(f) {
+                unretired.push(f.name());
+            }
             f.evict_cached_blocks();
+        }
+        {
+            let mut pending = self.unretired.lock();
+            pending.retain(|name| self.fs.delete(&self.dir.join(name)).is_err());
+            pending.extend(unretired);
+            // An empty output still names the inputs left behind: it stays until they go.
+            if !keep_output && pending.is_empty() {
+                let _ = self.fs.delete(&path);
+            }
         }
         let _ = self.fs.sync_dir(&self.dir);
         Ok(())
@@ -524,7 +539,8 @@ impl Store {
     /// Moves a compacted input to the archive directory when there is one, else deletes it.
     /// An input that cannot be archived is deleted all the same: left in the family
     /// directory, it would bring back the cells its compaction dropped (deleted, expired).
-    fn retire_input(&self, f: &StoreFile) {
+    /// `false` if it is still in the family directory.
+    fn retire_input(&self, f: &StoreFile) -> bool {
         if let Some(archive) = &self.archive_dir {
             let to = archive.join(f.name());
             match self
@@ -532,7 +548,7 @@ impl Store {
                 .mkdirs(archive)
                 .and_then(|()| self.fs.rename(&f.path, &to))
             {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(e) => tracing::warn!(
                     "archiving {} to {} failed ({e}); deleting it",
                     f.path.display(),
@@ -540,7 +556,16 @@ impl Store {
                 ),
             }
         }
-        let _ = self.fs.delete(&f.path);
+        match self.fs.delete(&f.path) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(
+                    "removing compacted input {} failed ({e}); the next compaction names it again",
+                    f.path.display()
+                );
+                false
+            }
+        }
     }
 
     /// Moves compacted input files into `dir` instead of deleting them (HBase archives them

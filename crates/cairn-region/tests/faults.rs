@@ -32,6 +32,8 @@ use cairn_region::{
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod store_check;
+
 const ROWS: u8 = 8;
 const FAMILIES: [&str; 2] = ["a", "b"];
 const QUALIFIERS: u8 = 3;
@@ -248,8 +250,19 @@ fn crash_and_reopen(
     drop(s);
     fs.crash()
         .unwrap_or_else(|e| case.fail(format!("simulating the crash failed: {e}")));
-    RegionServer::open(config(dir, fs))
-        .unwrap_or_else(|e| case.fail(format!("reopening after a crash failed: {e}")))
+    let s = RegionServer::open(config(dir, fs))
+        .unwrap_or_else(|e| case.fail(format!("reopening after a crash failed: {e}")));
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        store_check::check_store_files(&s, &table(), "after a crash")
+    }));
+    if let Err(e) = checked {
+        let text = e
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "store check panicked".into());
+        case.fail(text);
+    }
+    s
 }
 
 fn run_case(seed: u64) -> (usize, usize, u64) {

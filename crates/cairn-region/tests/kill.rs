@@ -26,6 +26,9 @@ use cairn_region::{
 const CHILD_ENV: &str = "CAIRN_KILL_CHILD_DIR";
 const TMP_DIR: &str = ".tmp";
 
+mod store_check;
+use store_check::check_store_files;
+
 fn open(dir: &Path) -> Arc<RegionServer> {
     let mut c = ServerConfig::new(dir);
     c.background = false;
@@ -75,17 +78,6 @@ fn kill_child() {
     }
 }
 
-/// Counts the files under `d`.
-fn count_files(d: &Path, n: &mut usize) {
-    for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-        if e.path().is_dir() {
-            count_files(&e.path(), n);
-        } else {
-            *n += 1;
-        }
-    }
-}
-
 /// Files under the region directories' `.tmp` (what an interrupted flush or compaction left).
 fn tmp_files(root: &Path) -> usize {
     fn walk(d: &Path, in_tmp: bool, n: &mut usize) {
@@ -105,58 +97,6 @@ fn tmp_files(root: &Path) -> usize {
     let mut n = 0;
     walk(&root.join("data"), false, &mut n);
     n
-}
-
-/// Checks the store directories against what the reopened stores hold.
-fn check_store_files(s: &RegionServer, trial: usize) {
-    let t = s.table(&table()).unwrap();
-    for r in &t.regions {
-        // Directories may stay (a flush recreates them); files may not.
-        let mut left = 0;
-        count_files(&r.dir().join(TMP_DIR), &mut left);
-        assert_eq!(
-            left,
-            0,
-            "trial {trial}: {} still holds files after recovery",
-            r.dir().join(TMP_DIR).display()
-        );
-        for store in r.stores() {
-            let files = store.state().files;
-            let mut on_disk: Vec<String> = std::fs::read_dir(store.dir())
-                .unwrap()
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| !n.starts_with('.'))
-                .collect();
-            on_disk.sort();
-            let mut loaded: Vec<String> = files.iter().map(|f| f.name()).collect();
-            loaded.sort();
-            assert_eq!(
-                on_disk,
-                loaded,
-                "trial {trial}: {} holds files its store did not load (orphans) or lacks some",
-                store.dir().display()
-            );
-            // Every cell key in one file only.
-            let mut seen: HashMap<Vec<u8>, String> = HashMap::new();
-            for f in files.iter() {
-                let mut sc = f.reader.scanner();
-                let mut more = sc.seek_to_first().unwrap();
-                while more {
-                    let c = sc.cell().unwrap();
-                    if let Some(other) = seen.insert(c.key.as_bytes().to_vec(), f.name()) {
-                        panic!(
-                            "trial {trial}: {} has a cell of row {:?} in both {other} and {} (duplicate store files)",
-                            store.dir().display(),
-                            String::from_utf8_lossy(c.key.row()),
-                            f.name()
-                        );
-                    }
-                    more = sc.next().unwrap();
-                }
-            }
-        }
-    }
 }
 
 fn verify(s: &RegionServer, rows: &[&String], trial: usize) {
@@ -244,13 +184,13 @@ fn sigkill_during_flush_and_compaction_loses_nothing_and_leaves_no_orphans() {
             );
         }
         verify(&s, &check, trial);
-        check_store_files(&s, trial);
+        check_store_files(&s, &table(), &format!("trial {trial}"));
         acked.extend(new);
         drop(s);
     }
     let s = open(dir.path());
     verify(&s, &acked.iter().collect::<Vec<_>>(), trials);
-    check_store_files(&s, trials);
+    check_store_files(&s, &table(), "at the end");
     eprintln!(
         "{trials} SIGKILLs (last phase entered: {phases:?}), {tmp_left} temporary files left by kills and removed, {} acknowledged puts all recovered, {:.1}s",
         acked.len(),
