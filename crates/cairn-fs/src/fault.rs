@@ -52,7 +52,7 @@ pub enum FaultOp {
     Create,
     /// A `write` on an open output.
     Write,
-    /// `hflush`.
+    /// `hflush`, and `close` (which flushes).
     Hflush,
     /// `hsync` (a failure loses the unsynced bytes, see the module docs).
     Hsync,
