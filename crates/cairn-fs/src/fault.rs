@@ -83,6 +83,9 @@ pub enum Fault {
     /// On a write: keeps a prefix of the bytes, then fails with `ENOSPC` (a disk filling in
     /// the middle of a write). On other operations: `ENOSPC`.
     PartialWrite,
+    /// No error: the operation waits this many milliseconds, then runs (a slow disk; widens
+    /// the window a kill can land in, e.g. between a compaction's commit and its cleanup).
+    Stall(u64),
 }
 
 impl Fault {
@@ -90,7 +93,7 @@ impl Fault {
         match self {
             Fault::NoSpace | Fault::PartialWrite => ENOSPC,
             Fault::QuotaExceeded => EDQUOT,
-            Fault::Io | Fault::ShortWrite => EIO,
+            Fault::Io | Fault::ShortWrite | Fault::Stall(_) => EIO,
         }
     }
 }
@@ -423,6 +426,11 @@ impl FaultFileSystem {
             }
         }
         match hit {
+            Some(Fault::Stall(ms)) => {
+                drop(s);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Ok(())
+            }
             Some(fault) => {
                 s.injected += 1;
                 Err((fault, os_error(fault.errno(), &format!("{op:?}"), path)))
@@ -840,6 +848,13 @@ mod tests {
         let e = fs.create(&dir.path().join("g")).err().unwrap();
         assert_eq!(e.kind(), io::ErrorKind::QuotaExceeded, "{e}");
         fs.create(&dir.path().join("g")).unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Delete, Fault::Stall(30)).times(1));
+        let started = std::time::Instant::now();
+        assert!(
+            fs.delete(&dir.path().join("g")).unwrap(),
+            "a stall is no error"
+        );
+        assert!(started.elapsed() >= std::time::Duration::from_millis(30));
     }
 
     #[test]
