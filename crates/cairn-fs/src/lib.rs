@@ -24,6 +24,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 mod direct;
+pub mod fault;
 #[cfg(feature = "hdfs")]
 mod hdfs;
 #[cfg(feature = "hdfs-wire")]
@@ -32,6 +33,7 @@ mod local;
 #[cfg(feature = "hdfs")]
 pub mod minidfs;
 
+pub use fault::{CrashReport, Fault, FaultFileSystem, FaultOp, FaultRule};
 #[cfg(feature = "hdfs")]
 pub use hdfs::{stats as hdfs_stats, BadReplica, HdfsFileSystem, HdfsStats};
 pub use local::{free_space, LocalFile, LocalFileSystem};

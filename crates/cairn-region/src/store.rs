@@ -118,6 +118,10 @@ pub struct Store {
     state: RwLock<StoreState>,
     cache: Option<Arc<CombinedBlockCache>>,
     compaction_lock: Mutex<()>,
+    /// Compacted inputs whose removal failed: every later compaction's output names them as
+    /// replaced too (so the next open removes them even after that output is itself
+    /// compacted away) and tries again to remove them.
+    unretired: Mutex<Vec<String>>,
     /// Write flushed and compacted files with direct I/O ([`FileSystem::create_direct`]).
     direct_io: bool,
     /// Where compacted input files go instead of being deleted (HBase's archive directory);
@@ -195,6 +199,7 @@ impl Store {
             }),
             cache,
             compaction_lock: Mutex::new(()),
+            unretired: Mutex::new(Vec::new()),
             direct_io,
             archive_dir: None,
         })
@@ -292,7 +297,7 @@ impl Store {
             Throttle::default(),
             &mut outcome,
         )?;
-        let file = Arc::new(self.open_file(&path)?);
+        let file = Arc::new(self.open_committed(&path)?);
         let mut s = self.state.write();
         let mut files = (*s.files).clone();
         if file.reader.entry_count() > 0 {
@@ -304,6 +309,16 @@ impl Store {
         s.files = Arc::new(files);
         s.snapshot = None;
         Ok(Some(written))
+    }
+
+    /// Opens a file just renamed into the family directory. If that fails, the file is
+    /// taken back out: the flush or compaction fails and is retried, and a copy left behind
+    /// would hold the same cells as the retry's file (and load at the next open).
+    fn open_committed(&self, path: &Path) -> Result<StoreFile> {
+        self.open_file(path).inspect_err(|_| {
+            let _ = self.fs.delete(path);
+            let _ = self.fs.sync_dir(&self.dir);
+        })
     }
 
     fn open_file(&self, path: &Path) -> Result<StoreFile> {
@@ -483,7 +498,8 @@ impl Store {
         } else {
             MatchMode::MinorCompaction
         };
-        let replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        let mut replaced: Vec<String> = selection.iter().map(|f| f.name()).collect();
+        replaced.extend(self.unretired.lock().iter().cloned());
         let (path, written) = self.write_through_matcher(
             KeyValueHeap::new(scanners),
             mode,
@@ -494,7 +510,7 @@ impl Store {
             throttle,
             outcome,
         )?;
-        let output = Arc::new(self.open_file(&path)?);
+        let output = Arc::new(self.open_committed(&path)?);
         let keep_output = output.reader.entry_count() > 0;
         outcome.files_out = keep_output as usize;
         outcome.bytes_out = if keep_output { written } else { 0 };
@@ -512,13 +528,22 @@ impl Store {
             sort_files(&mut files);
             s.files = Arc::new(files);
         }
-        if !keep_output {
-            let _ = self.fs.delete(&path);
-        }
         // Readers that still hold the old files keep them open; the names go now.
+        let mut unretired = Vec::new();
         for f in selection {
-            self.retire_input(f);
+            if !self.retire_input(f) {
+                unretired.push(f.name());
+            }
             f.evict_cached_blocks();
+        }
+        {
+            let mut pending = self.unretired.lock();
+            pending.retain(|name| self.fs.delete(&self.dir.join(name)).is_err());
+            pending.extend(unretired);
+            // An empty output still names the inputs left behind: it stays until they go.
+            if !keep_output && pending.is_empty() {
+                let _ = self.fs.delete(&path);
+            }
         }
         let _ = self.fs.sync_dir(&self.dir);
         Ok(())
@@ -527,7 +552,8 @@ impl Store {
     /// Moves a compacted input to the archive directory when there is one, else deletes it.
     /// An input that cannot be archived is deleted all the same: left in the family
     /// directory, it would bring back the cells its compaction dropped (deleted, expired).
-    fn retire_input(&self, f: &StoreFile) {
+    /// `false` if it is still in the family directory.
+    fn retire_input(&self, f: &StoreFile) -> bool {
         if let Some(archive) = &self.archive_dir {
             let to = archive.join(f.name());
             match self
@@ -535,7 +561,7 @@ impl Store {
                 .mkdirs(archive)
                 .and_then(|()| self.fs.rename(&f.path, &to))
             {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(e) => tracing::warn!(
                     "archiving {} to {} failed ({e}); deleting it",
                     f.path.display(),
@@ -543,7 +569,16 @@ impl Store {
                 ),
             }
         }
-        let _ = self.fs.delete(&f.path);
+        match self.fs.delete(&f.path) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(
+                    "removing compacted input {} failed ({e}); the next compaction names it again",
+                    f.path.display()
+                );
+                false
+            }
+        }
     }
 
     /// Moves compacted input files into `dir` instead of deleting them (HBase archives them

@@ -52,6 +52,10 @@ impl Region {
         let (snapshots, seq) = {
             let _block_writes = self.updates.write();
             let seq = self.mvcc.write_point();
+            // A store whose last flush failed hands back that snapshot and keeps the writes
+            // since in its active segment: its file may claim only the snapshot's sequence
+            // ids, or replay would skip those writes, and the WAL may drop only what every
+            // store has on disk.
             let snaps: Vec<_> = self
                 .stores
                 .values()
@@ -59,8 +63,6 @@ impl Region {
                 .collect();
             (snaps, seq)
         };
-        // A snapshot a failed flush left is flushed as of that flush: the region has flushed
-        // no further than the oldest snapshot written now.
         let mut outcome = FlushOutcome {
             sequence_id: snapshots.iter().map(|s| s.2).min().unwrap_or(seq),
             ..Default::default()

@@ -1,0 +1,923 @@
+//! A filesystem for tests that fails on purpose and forgets what a crash would forget, in the
+//! spirit of RocksDB's `FaultInjectionTestFS`.
+//!
+//! [`FaultFileSystem`] wraps any [`FileSystem`] and:
+//! - **tracks durability**: for every file written through it, how many bytes were made
+//!   durable by `hsync` and how many were only written. Written bytes are held in the wrapper
+//!   until `hflush` / `hsync` / `close` hands them to the inner filesystem, so a dropped writer
+//!   never leaks them later.
+//! - **crashes**: [`crash`](FaultFileSystem::crash) truncates each tracked file to its last
+//!   synced length (and zeroes the bytes a failed `hsync` lost), as a machine reset would;
+//!   with [`set_strict_dirs`](FaultFileSystem::set_strict_dirs) it also undoes creates and
+//!   renames whose directory was not synced since ([`FileSystem::sync_dir`]), as a local
+//!   filesystem may. Deletes are taken as durable at once (the trait gives no way to bring a
+//!   deleted file back honestly).
+//! - **injects faults** by rule ([`FaultRule`]: an operation kind, a fault, one in N, an
+//!   optional path filter and count) with a seeded random source, so a failing run replays:
+//!   ENOSPC, EDQUOT, EIO, short writes (fewer bytes accepted), partial writes (a prefix kept,
+//!   then ENOSPC). A failed `hsync` behaves as Linux's `fsync` does: the bytes it should have
+//!   made durable are treated as lost in the next crash even if a later `hsync` succeeds.
+//! - **freezes** ([`deactivate`](FaultFileSystem::deactivate): every operation fails, a disk
+//!   gone) and **fills** ([`set_full`](FaultFileSystem::set_full): creates and writes fail with
+//!   ENOSPC until cleared, a full disk that is then freed).
+//!
+//! Its [`uri`](FileSystem::uri) is `fault+<inner uri>`, never `file://`, so the WAL writes
+//! through the trait (its stream backend) rather than memory-mapping local files.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use bytes::Bytes;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{FileStatus, FileSystem, FsOutput, RawSource};
+
+/// `ENOSPC`.
+const ENOSPC: i32 = libc::ENOSPC;
+/// `EDQUOT`.
+const EDQUOT: i32 = libc::EDQUOT;
+/// `EIO`.
+const EIO: i32 = libc::EIO;
+
+/// The kinds of operation a [`FaultRule`] can fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultOp {
+    /// `create` / `create_direct`.
+    Create,
+    /// A `write` on an open output.
+    Write,
+    /// `hflush`, and `close` (which flushes).
+    Hflush,
+    /// `hsync` (a failure loses the unsynced bytes, see the module docs).
+    Hsync,
+    /// `rename`.
+    Rename,
+    /// `delete`.
+    Delete,
+    /// `mkdirs`.
+    Mkdirs,
+    /// `sync_dir`.
+    SyncDir,
+    /// `open` and positional reads.
+    Read,
+}
+
+/// What an injected fault does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// `ENOSPC` (raw os error 28, `io::ErrorKind::StorageFull`).
+    NoSpace,
+    /// `EDQUOT`: the user's quota is used up.
+    QuotaExceeded,
+    /// `EIO`.
+    Io,
+    /// On a write: accepts fewer bytes than offered (at least one), no error; a caller using
+    /// `write_all` carries on. On other operations: `EIO`.
+    ShortWrite,
+    /// On a write: keeps a prefix of the bytes, then fails with `ENOSPC` (a disk filling in
+    /// the middle of a write). On other operations: `ENOSPC`.
+    PartialWrite,
+    /// No error: the operation waits this many milliseconds, then runs (a slow disk; widens
+    /// the window a kill can land in, e.g. between a compaction's commit and its cleanup).
+    Stall(u64),
+}
+
+impl Fault {
+    fn errno(self) -> i32 {
+        match self {
+            Fault::NoSpace | Fault::PartialWrite => ENOSPC,
+            Fault::QuotaExceeded => EDQUOT,
+            Fault::Io | Fault::ShortWrite | Fault::Stall(_) => EIO,
+        }
+    }
+}
+
+/// When to inject a fault.
+#[derive(Clone, Debug)]
+pub struct FaultRule {
+    /// The operation it fails.
+    pub op: FaultOp,
+    /// What it does.
+    pub fault: Fault,
+    /// Fails one in this many matching operations, at random from the file system's seed
+    /// (1: every one).
+    pub one_in: u32,
+    /// Only operations on paths containing this text.
+    pub path_contains: Option<String>,
+    /// Fails at most this many times, then stops matching.
+    pub times: Option<u64>,
+}
+
+impl FaultRule {
+    /// A rule failing every `op` with `fault`.
+    pub fn new(op: FaultOp, fault: Fault) -> FaultRule {
+        FaultRule {
+            op,
+            fault,
+            one_in: 1,
+            path_contains: None,
+            times: None,
+        }
+    }
+
+    /// Fails one in `n` matching operations (at random).
+    pub fn one_in(mut self, n: u32) -> FaultRule {
+        self.one_in = n.max(1);
+        self
+    }
+
+    /// Only on paths containing `s`.
+    pub fn on_paths_containing(mut self, s: impl Into<String>) -> FaultRule {
+        self.path_contains = Some(s.into());
+        self
+    }
+
+    /// At most `n` times.
+    pub fn times(mut self, n: u64) -> FaultRule {
+        self.times = Some(n);
+        self
+    }
+}
+
+/// What the file system knows of one file written through it.
+#[derive(Clone, Debug, Default)]
+struct Tracked {
+    /// Bytes handed to the inner file system (visible to readers).
+    written: u64,
+    /// Bytes made durable by the last successful `hsync`.
+    synced: u64,
+    /// Ranges a failed `hsync` should have made durable: lost in a crash.
+    lost: Vec<Range<u64>>,
+    /// Whether the file's name is durable (its directory synced since it was created or
+    /// renamed here). Only consulted with strict directories.
+    name_durable: bool,
+    /// The name it had before an unsynced rename, if that name was durable.
+    renamed_from: Option<PathBuf>,
+}
+
+/// What a [`crash`](FaultFileSystem::crash) did, for a test to report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrashReport {
+    /// Files cut back to their synced length.
+    pub truncated: usize,
+    /// Bytes written but never synced, now gone.
+    pub bytes_dropped: u64,
+    /// Files removed because their creation was not durable (strict directories).
+    pub files_removed: usize,
+    /// Renames undone because they were not durable (strict directories).
+    pub renames_undone: usize,
+}
+
+struct State {
+    files: BTreeMap<PathBuf, Tracked>,
+    rules: Vec<FaultRule>,
+    rng: StdRng,
+    /// Set: every operation fails with this error (`deactivate`).
+    dead: Option<(io::ErrorKind, String)>,
+    /// Operations left before the disk deactivates itself (`deactivate_after`).
+    countdown: Option<(u64, io::ErrorKind, String)>,
+    full: bool,
+    strict_dirs: bool,
+    injected: u64,
+}
+
+/// A [`FileSystem`] that injects faults and simulates crashes (see the module docs).
+pub struct FaultFileSystem {
+    /// This file system, for the outputs it hands out.
+    me: Weak<FaultFileSystem>,
+    inner: Arc<dyn FileSystem>,
+    /// Bumped by every crash: an output opened before it fails.
+    epoch: AtomicU64,
+    state: Mutex<State>,
+    /// Operations hold it shared while they run against the inner file system; a crash holds
+    /// it exclusively, so nothing writes while files are cut back.
+    gate: RwLock<()>,
+}
+
+impl fmt::Debug for FaultFileSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FaultFileSystem")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+fn os_error(errno: i32, what: &str, path: &Path) -> io::Error {
+    let e = io::Error::from_raw_os_error(errno);
+    // The kind stays the raw error's (StorageFull for ENOSPC); the text says it was injected.
+    io::Error::new(
+        e.kind(),
+        format!("{e} (injected on {what} {})", path.display()),
+    )
+}
+
+impl FaultFileSystem {
+    /// Wraps `inner`; random rules draw from `seed`.
+    pub fn new(inner: Arc<dyn FileSystem>, seed: u64) -> Arc<FaultFileSystem> {
+        Arc::new_cyclic(|me| FaultFileSystem {
+            me: me.clone(),
+            inner,
+            epoch: AtomicU64::new(0),
+            state: Mutex::new(State {
+                files: BTreeMap::new(),
+                rules: Vec::new(),
+                rng: StdRng::seed_from_u64(seed),
+                dead: None,
+                countdown: None,
+                full: false,
+                strict_dirs: false,
+                injected: 0,
+            }),
+            gate: RwLock::new(()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking test thread must not hide the state from the others.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a rule; every rule matching an operation rolls its own dice.
+    pub fn add_rule(&self, rule: FaultRule) {
+        self.lock().rules.push(rule);
+    }
+
+    /// Removes every rule (the faults clear; a full or frozen disk stays so).
+    pub fn clear_rules(&self) {
+        self.lock().rules.clear();
+    }
+
+    /// Reseeds the random source of the rules.
+    pub fn reseed(&self, seed: u64) {
+        self.lock().rng = StdRng::seed_from_u64(seed);
+    }
+
+    /// Faults injected so far (rules, a full disk and a frozen one all count).
+    pub fn injected(&self) -> u64 {
+        self.lock().injected
+    }
+
+    /// `true`: creates, writes, flushes, syncs and mkdirs fail with `ENOSPC` until set back to
+    /// `false` (deletes and renames still work, as on a real full disk).
+    pub fn set_full(&self, full: bool) {
+        self.lock().full = full;
+    }
+
+    /// Every further operation fails with `err`'s kind and text, as on a disk that is gone;
+    /// what was synced stays as it was. [`crash`](Self::crash) or
+    /// [`reactivate`](Self::reactivate) ends it.
+    pub fn deactivate(&self, err: io::Error) {
+        self.lock().dead = Some((err.kind(), err.to_string()));
+    }
+
+    /// Lets `ops` more operations (of any kind) through, then deactivates as
+    /// [`deactivate`](Self::deactivate) does: a crash at an arbitrary point inside a flush,
+    /// a compaction or a WAL roll.
+    pub fn deactivate_after(&self, ops: u64, err: io::Error) {
+        self.lock().countdown = Some((ops, err.kind(), err.to_string()));
+    }
+
+    /// Ends [`deactivate`](Self::deactivate) without dropping anything.
+    pub fn reactivate(&self) {
+        self.lock().dead = None;
+    }
+
+    /// `true`: a create or rename is durable only once its directory is synced, and a
+    /// [`crash`](Self::crash) undoes the others (a local filesystem's rules). `false` (the
+    /// default): names are durable at once (HDFS, whose NameNode logs them).
+    pub fn set_strict_dirs(&self, strict: bool) {
+        self.lock().strict_dirs = strict;
+    }
+
+    /// Bytes written to `path` through this file system and not yet made durable by `hsync`
+    /// (including bytes a failed `hsync` lost); `None` if the file is not tracked.
+    pub fn unsynced_bytes(&self, path: &Path) -> Option<u64> {
+        let s = self.lock();
+        s.files
+            .get(path)
+            .map(|t| t.written - t.synced + t.lost.iter().map(|r| r.end - r.start).sum::<u64>())
+    }
+
+    /// Simulates a machine crash and restart: waits for running operations, then cuts every
+    /// tracked file back to what was synced (the bytes a failed `hsync` lost read as zeros),
+    /// with strict directories undoes creates and renames not made durable, forgets every
+    /// file (what is left is all durable), clears rules, a full disk and a frozen one.
+    /// Outputs still open keep failing: a crash ends their process.
+    pub fn crash(&self) -> io::Result<CrashReport> {
+        let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.lock();
+        let mut report = CrashReport::default();
+        let files = std::mem::take(&mut s.files);
+        let strict = s.strict_dirs;
+        for (path, t) in &files {
+            if strict && !t.name_durable {
+                match &t.renamed_from {
+                    Some(from) => {
+                        self.cut_back(path, t, &mut report)?;
+                        self.inner.rename(path, from)?;
+                        report.renames_undone += 1;
+                    }
+                    None => {
+                        if self.inner.delete(path)? {
+                            report.files_removed += 1;
+                        }
+                    }
+                }
+                continue;
+            }
+            self.cut_back(path, t, &mut report)?;
+        }
+        s.rules.clear();
+        s.full = false;
+        s.dead = None;
+        s.countdown = None;
+        s.injected = 0;
+        // Outputs opened before the crash hold an epoch that no longer exists.
+        s.files.clear();
+        drop(s);
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        Ok(report)
+    }
+
+    /// Truncates `path` to its synced length, zeroing lost ranges, through the inner file
+    /// system (the trait has no truncate: the durable prefix is read and written back).
+    fn cut_back(&self, path: &Path, t: &Tracked, report: &mut CrashReport) -> io::Result<()> {
+        let status = match self.inner.status(path) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let keep = t.synced.min(status.len);
+        let lost: Vec<_> = t.lost.iter().filter(|r| r.start < keep).collect();
+        if keep == status.len && lost.is_empty() {
+            return Ok(());
+        }
+        let src = self.inner.open(path)?;
+        let mut bytes = src.read_at(0, keep as usize)?.to_vec();
+        drop(src);
+        for r in lost {
+            bytes[r.start as usize..r.end.min(keep) as usize].fill(0);
+        }
+        let mut out = self.inner.create(path)?;
+        out.write_all(&bytes)?;
+        out.hsync()?;
+        out.close()?;
+        report.truncated += 1;
+        report.bytes_dropped += status.len - keep;
+        Ok(())
+    }
+
+    /// Decides whether `op` on `path` fails now.
+    fn check(&self, op: FaultOp, path: &Path) -> Result<(), (Fault, io::Error)> {
+        let mut s = self.lock();
+        if let Some((n, kind, text)) = &mut s.countdown {
+            if *n == 0 {
+                let dead = Some((*kind, std::mem::take(text)));
+                s.dead = dead;
+                s.countdown = None;
+            } else {
+                *n -= 1;
+            }
+        }
+        if let Some((kind, text)) = &s.dead {
+            let e = io::Error::new(
+                *kind,
+                format!("{text} (disk deactivated: {op:?} {})", path.display()),
+            );
+            s.injected += 1;
+            return Err((Fault::Io, e));
+        }
+        let filling = matches!(
+            op,
+            FaultOp::Create | FaultOp::Write | FaultOp::Hflush | FaultOp::Hsync | FaultOp::Mkdirs
+        );
+        if s.full && filling {
+            s.injected += 1;
+            return Err((
+                Fault::NoSpace,
+                os_error(ENOSPC, &format!("{op:?} (disk full)"), path),
+            ));
+        }
+        let text = path.to_string_lossy();
+        let State { rules, rng, .. } = &mut *s;
+        let mut hit = None;
+        for rule in rules.iter_mut() {
+            if rule.op != op
+                || rule.times == Some(0)
+                || rule
+                    .path_contains
+                    .as_ref()
+                    .is_some_and(|p| !text.contains(p.as_str()))
+            {
+                continue;
+            }
+            if rule.one_in <= 1 || rng.random_range(0..rule.one_in) == 0 {
+                if let Some(n) = &mut rule.times {
+                    *n -= 1;
+                }
+                hit = Some(rule.fault);
+                break;
+            }
+        }
+        match hit {
+            Some(Fault::Stall(ms)) => {
+                drop(s);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Ok(())
+            }
+            Some(fault) => {
+                s.injected += 1;
+                Err((fault, os_error(fault.errno(), &format!("{op:?}"), path)))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn gate(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        self.gate.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn track_new(&self, path: &Path) {
+        let mut s = self.lock();
+        s.files.insert(path.to_path_buf(), Tracked::default());
+    }
+
+    fn this(&self) -> Arc<FaultFileSystem> {
+        // `self` is borrowed, so the Arc it lives in is alive.
+        self.me
+            .upgrade()
+            .expect("a FaultFileSystem lives in an Arc")
+    }
+
+    fn wrap(&self, path: &Path, inner: Box<dyn FsOutput>) -> Box<dyn FsOutput> {
+        Box::new(FaultOutput {
+            fs: self.this(),
+            path: path.to_path_buf(),
+            inner: Some(inner),
+            pending: Vec::new(),
+            epoch: self.epoch.load(Ordering::SeqCst),
+        })
+    }
+}
+
+/// An output through the fault layer: bytes wait in `pending` until a flush, sync or close.
+struct FaultOutput {
+    fs: Arc<FaultFileSystem>,
+    path: PathBuf,
+    inner: Option<Box<dyn FsOutput>>,
+    pending: Vec<u8>,
+    epoch: u64,
+}
+
+impl FaultOutput {
+    fn alive(&self) -> io::Result<()> {
+        if self.epoch != self.fs.epoch.load(Ordering::SeqCst) {
+            return Err(io::Error::other(format!(
+                "{}: written before a simulated crash",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hands the pending bytes to the inner output and flushes it.
+    fn push(&mut self) -> io::Result<()> {
+        let inner = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| io::Error::other("output closed"))?;
+        if !self.pending.is_empty() {
+            inner.write_all(&self.pending)?;
+            let n = self.pending.len() as u64;
+            self.pending.clear();
+            if let Some(t) = self.fs.lock().files.get_mut(&self.path) {
+                t.written += n;
+            }
+        }
+        inner.hflush()
+    }
+}
+
+impl Write for FaultOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let fs = self.fs.clone();
+        let _gate = fs.gate();
+        self.alive()?;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match self.fs.check(FaultOp::Write, &self.path) {
+            Ok(()) => {
+                self.pending.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Err((Fault::ShortWrite, _)) => {
+                let n = buf.len().div_ceil(2);
+                self.pending.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            Err((Fault::PartialWrite, e)) => {
+                self.pending.extend_from_slice(&buf[..buf.len() / 2]);
+                Err(e)
+            }
+            Err((_, e)) => Err(e),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl FsOutput for FaultOutput {
+    fn hflush(&mut self) -> io::Result<()> {
+        let fs = self.fs.clone();
+        let _gate = fs.gate();
+        self.alive()?;
+        self.fs
+            .check(FaultOp::Hflush, &self.path)
+            .map_err(|(_, e)| e)?;
+        self.push()
+    }
+
+    fn hsync(&mut self) -> io::Result<()> {
+        let fs = self.fs.clone();
+        let _gate = fs.gate();
+        self.alive()?;
+        if let Err((_, e)) = self.fs.check(FaultOp::Hsync, &self.path) {
+            // Like Linux after a failed fsync: the dirty bytes reach the file (readers see
+            // them) but will not survive a crash, and a later fsync does not bring them back.
+            if self.push().is_ok() {
+                let mut s = self.fs.lock();
+                if let Some(t) = s.files.get_mut(&self.path) {
+                    if t.written > t.synced {
+                        let r = t.synced..t.written;
+                        t.lost.push(r);
+                        t.synced = t.written;
+                    }
+                }
+            }
+            return Err(e);
+        }
+        self.push()?;
+        self.inner
+            .as_mut()
+            .ok_or_else(|| io::Error::other("output closed"))?
+            .hsync()?;
+        if let Some(t) = self.fs.lock().files.get_mut(&self.path) {
+            t.synced = t.written;
+        }
+        Ok(())
+    }
+
+    fn close(mut self: Box<Self>) -> io::Result<()> {
+        let fs = self.fs.clone();
+        let _gate = fs.gate();
+        self.alive()?;
+        self.fs
+            .check(FaultOp::Hflush, &self.path)
+            .map_err(|(_, e)| e)?;
+        self.push()?;
+        match self.inner.take() {
+            Some(inner) => inner.close(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads through the fault layer: `FaultOp::Read` rules fail them.
+struct FaultSource {
+    fs: Arc<FaultFileSystem>,
+    path: PathBuf,
+    inner: Arc<dyn RawSource>,
+}
+
+impl RawSource for FaultSource {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.fs
+            .check(FaultOp::Read, &self.path)
+            .map_err(|(_, e)| e)?;
+        self.inner.read_at(offset, len)
+    }
+}
+
+impl FileSystem for FaultFileSystem {
+    fn uri(&self) -> String {
+        format!("fault+{}", self.inner.uri())
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
+        let inner = self.inner.open(path)?;
+        Ok(Arc::new(FaultSource {
+            fs: self.this(),
+            path: path.to_path_buf(),
+            inner,
+        }))
+    }
+
+    fn open_no_checksum(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
+        let inner = self.inner.open_no_checksum(path)?;
+        Ok(Arc::new(FaultSource {
+            fs: self.this(),
+            path: path.to_path_buf(),
+            inner,
+        }))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
+        let out = self.inner.create(path)?;
+        self.track_new(path);
+        Ok(self.wrap(path, out))
+    }
+
+    fn create_direct(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
+        let out = self.inner.create_direct(path)?;
+        self.track_new(path);
+        Ok(self.wrap(path, out))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let _gate = self.gate();
+        self.check(FaultOp::Rename, from).map_err(|(_, e)| e)?;
+        self.inner.rename(from, to)?;
+        let mut s = self.lock();
+        let mut t = s.files.remove(from).unwrap_or(Tracked {
+            // Not written here: all of it was durable.
+            written: u64::MAX,
+            synced: u64::MAX,
+            lost: Vec::new(),
+            name_durable: true,
+            renamed_from: None,
+        });
+        t.renamed_from = if t.name_durable {
+            Some(from.to_path_buf())
+        } else {
+            t.renamed_from.take()
+        };
+        t.name_durable = false;
+        s.files.insert(to.to_path_buf(), t);
+        Ok(())
+    }
+
+    fn delete(&self, path: &Path) -> io::Result<bool> {
+        let _gate = self.gate();
+        self.check(FaultOp::Delete, path).map_err(|(_, e)| e)?;
+        let deleted = self.inner.delete(path)?;
+        self.lock().files.retain(|p, _| !p.starts_with(path));
+        Ok(deleted)
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<FileStatus>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, dir).map_err(|(_, e)| e)?;
+        self.inner.list(dir)
+    }
+
+    fn mkdirs(&self, dir: &Path) -> io::Result<()> {
+        let _gate = self.gate();
+        self.check(FaultOp::Mkdirs, dir).map_err(|(_, e)| e)?;
+        self.inner.mkdirs(dir)
+    }
+
+    fn status(&self, path: &Path) -> io::Result<FileStatus> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
+        self.inner.status(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        let _gate = self.gate();
+        self.check(FaultOp::SyncDir, dir).map_err(|(_, e)| e)?;
+        self.inner.sync_dir(dir)?;
+        for (p, t) in self.lock().files.iter_mut() {
+            if p.parent() == Some(dir) {
+                t.name_durable = true;
+                t.renamed_from = None;
+            }
+        }
+        Ok(())
+    }
+
+    fn recover_lease(&self, path: &Path) -> io::Result<bool> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
+        self.inner.recover_lease(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LocalFileSystem;
+
+    fn setup() -> (tempfile::TempDir, Arc<FaultFileSystem>) {
+        let dir = tempfile::tempdir().unwrap();
+        (dir, FaultFileSystem::new(Arc::new(LocalFileSystem), 7))
+    }
+
+    fn on_disk(p: &Path) -> Vec<u8> {
+        std::fs::read(p).unwrap()
+    }
+
+    #[test]
+    fn a_crash_keeps_what_was_synced_and_drops_the_rest() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("a/f");
+        let mut out = fs.create(&p).unwrap();
+        out.write_all(b"abc").unwrap();
+        out.hsync().unwrap();
+        out.write_all(b"def").unwrap();
+        assert_eq!(on_disk(&p), b"abc", "unflushed bytes wait in the layer");
+        out.hflush().unwrap();
+        assert_eq!(on_disk(&p), b"abcdef", "flushed bytes are visible");
+        assert_eq!(fs.unsynced_bytes(&p), Some(3));
+        let report = fs.crash().unwrap();
+        assert_eq!(report.truncated, 1);
+        assert_eq!(report.bytes_dropped, 3);
+        assert_eq!(on_disk(&p), b"abc");
+        // The writer belonged to the crashed process.
+        assert!(out.write_all(b"x").is_err());
+        assert!(out.hsync().is_err());
+        assert_eq!(on_disk(&p), b"abc");
+        // A file never synced is empty after a crash; a closed one is not synced by closing.
+        let q = dir.path().join("a/g");
+        let mut out = fs.create(&q).unwrap();
+        out.write_all(b"zzz").unwrap();
+        out.close().unwrap();
+        assert_eq!(on_disk(&q), b"zzz");
+        fs.crash().unwrap();
+        assert_eq!(on_disk(&q), b"");
+        assert_eq!(fs.uri(), "fault+file://");
+    }
+
+    #[test]
+    fn a_failed_hsync_loses_its_bytes_even_after_a_later_one_succeeds() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("wal");
+        let mut out = fs.create(&p).unwrap();
+        out.write_all(b"aaa").unwrap();
+        out.hsync().unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Hsync, Fault::Io).times(1));
+        out.write_all(b"bbb").unwrap();
+        let e = out.hsync().unwrap_err();
+        assert_eq!(e.raw_os_error(), None, "wrapped, with the path: {e}");
+        assert!(e.to_string().contains("wal"), "{e}");
+        assert_eq!(on_disk(&p), b"aaabbb", "readers still see the bytes");
+        out.write_all(b"ccc").unwrap();
+        out.hsync().unwrap();
+        fs.crash().unwrap();
+        assert_eq!(on_disk(&p), b"aaa\0\0\0ccc");
+    }
+
+    #[test]
+    fn a_full_disk_refuses_creates_and_writes_until_freed() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("f");
+        let mut out = fs.create(&p).unwrap();
+        fs.set_full(true);
+        let e = fs.create(&dir.path().join("g")).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
+        assert_eq!(
+            out.write(b"x").unwrap_err().kind(),
+            io::ErrorKind::StorageFull
+        );
+        assert!(fs.mkdirs(&dir.path().join("d")).is_err());
+        // Deleting still works on a full disk.
+        assert!(fs.delete(&p).unwrap());
+        fs.set_full(false);
+        out.write_all(b"x").unwrap();
+        fs.create(&dir.path().join("g")).unwrap();
+        assert!(fs.injected() >= 3);
+    }
+
+    #[test]
+    fn a_deactivated_disk_fails_everything_until_reactivated() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("f");
+        fs.write_atomic(&p, b"kept").unwrap();
+        let mut out = fs.create(&dir.path().join("g")).unwrap();
+        fs.deactivate(io::Error::other("gone"));
+        assert!(fs.open(&p).is_err());
+        assert!(fs.status(&p).is_err());
+        assert!(fs.delete(&p).is_err());
+        assert!(out.write(b"x").is_err());
+        assert!(out.hflush().is_err());
+        assert!(fs.rename(&p, &dir.path().join("h")).is_err());
+        fs.reactivate();
+        assert_eq!(fs.read(&p).unwrap(), b"kept");
+        fs.deactivate_after(2, io::Error::other("later"));
+        fs.status(&p).unwrap();
+        fs.status(&p).unwrap();
+        assert!(fs.status(&p).is_err());
+        assert!(fs.status(&p).is_err());
+    }
+
+    #[test]
+    fn short_and_partial_writes() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("f");
+        let mut out = fs.create(&p).unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Write, Fault::ShortWrite).times(1));
+        assert_eq!(out.write(b"0123456789").unwrap(), 5);
+        fs.add_rule(FaultRule::new(FaultOp::Write, Fault::ShortWrite).times(2));
+        out.write_all(b"abcdefgh").unwrap(); // write_all carries on after short writes
+        fs.add_rule(FaultRule::new(FaultOp::Write, Fault::PartialWrite).times(1));
+        let e = out.write_all(b"WXYZ").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        out.hsync().unwrap();
+        assert_eq!(on_disk(&p), b"01234abcdefghWX");
+        fs.add_rule(FaultRule::new(FaultOp::Create, Fault::QuotaExceeded).times(1));
+        let e = fs.create(&dir.path().join("g")).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::QuotaExceeded, "{e}");
+        fs.create(&dir.path().join("g")).unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Delete, Fault::Stall(30)).times(1));
+        let started = std::time::Instant::now();
+        assert!(
+            fs.delete(&dir.path().join("g")).unwrap(),
+            "a stall is no error"
+        );
+        assert!(started.elapsed() >= std::time::Duration::from_millis(30));
+    }
+
+    #[test]
+    fn path_filters_and_reads() {
+        let (dir, fs) = setup();
+        let p = dir.path().join("store/file");
+        fs.write_atomic(&p, b"data").unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Read, Fault::Io).on_paths_containing("store"));
+        let e = fs.read(&p).unwrap_err();
+        assert!(e.to_string().contains("Input/output error"), "{e}");
+        fs.write_atomic(&dir.path().join("other"), b"x").unwrap();
+        assert_eq!(fs.read(&dir.path().join("other")).unwrap(), b"x");
+        fs.clear_rules();
+        let src = fs.open(&p).unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Read, Fault::Io).times(1));
+        assert!(src.read_at(0, 4).is_err(), "positional reads fail too");
+        assert_eq!(&src.read_at(0, 4).unwrap()[..], b"data");
+    }
+
+    /// Which of 200 writes fail under a one-in-five rule.
+    fn failures(seed: u64) -> Vec<bool> {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FaultFileSystem::new(Arc::new(LocalFileSystem), seed);
+        let mut out = fs.create(&dir.path().join("f")).unwrap();
+        fs.add_rule(FaultRule::new(FaultOp::Write, Fault::Io).one_in(5));
+        (0..200).map(|_| out.write(b"x").is_err()).collect()
+    }
+
+    #[test]
+    fn random_faults_replay_from_their_seed() {
+        let a = failures(1);
+        assert_eq!(a, failures(1));
+        assert_ne!(a, failures(2));
+        let n = a.iter().filter(|f| **f).count();
+        assert!((15..=70).contains(&n), "{n} of 200 failed at one in five");
+    }
+
+    #[test]
+    fn strict_directories_undo_creates_and_renames_not_synced() {
+        let (dir, fs) = setup();
+        fs.set_strict_dirs(true);
+        let d = dir.path();
+        std::fs::write(d.join("old"), b"durable").unwrap();
+        let write = |name: &str| {
+            let mut out = fs.create(&d.join(name)).unwrap();
+            out.write_all(name.as_bytes()).unwrap();
+            out.hsync().unwrap();
+            out.close().unwrap();
+        };
+        write("kept");
+        fs.sync_dir(d).unwrap();
+        write("lost");
+        fs.rename(&d.join("old"), &d.join("moved")).unwrap();
+        let report = fs.crash().unwrap();
+        assert_eq!(report.files_removed, 1);
+        assert_eq!(report.renames_undone, 1);
+        assert_eq!(on_disk(&d.join("kept")), b"kept");
+        assert!(!d.join("lost").exists());
+        assert!(!d.join("moved").exists());
+        assert_eq!(on_disk(&d.join("old")), b"durable");
+        // write_atomic syncs the directory: it survives.
+        fs.write_atomic(&d.join("atomic"), b"1").unwrap();
+        fs.crash().unwrap();
+        assert_eq!(on_disk(&d.join("atomic")), b"1");
+    }
+}
