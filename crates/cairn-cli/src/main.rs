@@ -82,10 +82,7 @@ fn main() -> ExitCode {
     // SAFETY: sets process-wide allocator options; no pointers are involved.
     unsafe {
         if std::env::var_os("MIMALLOC_LARGE_OS_PAGES").is_none() {
-            libmimalloc_sys::mi_option_set_enabled(
-                libmimalloc_sys::mi_option_large_os_pages,
-                true,
-            );
+            libmimalloc_sys::mi_option_set_enabled(libmimalloc_sys::mi_option_large_os_pages, true);
         }
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);

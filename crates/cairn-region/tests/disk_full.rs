@@ -318,7 +318,10 @@ fn a_full_disk_leaves_blocks_out_of_a_file_bucket_cache_and_reads_go_on() {
     while rejected() == before && started.elapsed() < Duration::from_secs(10) {
         check_all(&s, &t, &acked, "with the cache file's disk full");
     }
-    assert!(rejected() > before, "no block write into the cache file failed");
+    assert!(
+        rejected() > before,
+        "no block write into the cache file failed"
+    );
     std::fs::remove_file(&ballast).unwrap();
     check_all(&s, &t, &acked, "after space was freed");
     s.close().unwrap();
