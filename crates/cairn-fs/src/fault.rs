@@ -611,47 +611,58 @@ impl RawSource for FaultSource {
     }
 }
 
+impl FaultFileSystem {
+    /// An open of `path` for reading (`open` or `open_no_checksum` of the inner filesystem),
+    /// failed by a read rule or wrapped so its reads can be.
+    fn open_with(
+        &self,
+        path: &Path,
+        open: impl FnOnce(&dyn FileSystem) -> io::Result<Arc<dyn RawSource>>,
+    ) -> io::Result<Arc<dyn RawSource>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
+        let inner = open(&*self.inner)?;
+        Ok(Arc::new(FaultSource {
+            fs: self.this(),
+            path: path.to_path_buf(),
+            inner,
+        }))
+    }
+
+    /// A create of `path` (`create` or `create_direct` of the inner filesystem), failed by a
+    /// create rule or tracked from here on.
+    fn create_with(
+        &self,
+        path: &Path,
+        create: impl FnOnce(&dyn FileSystem) -> io::Result<Box<dyn FsOutput>>,
+    ) -> io::Result<Box<dyn FsOutput>> {
+        let _gate = self.gate();
+        self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
+        let out = create(&*self.inner)?;
+        self.track_new(path);
+        Ok(self.wrap(path, out))
+    }
+}
+
 impl FileSystem for FaultFileSystem {
     fn uri(&self) -> String {
         format!("fault+{}", self.inner.uri())
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
-        let _gate = self.gate();
-        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
-        let inner = self.inner.open(path)?;
-        Ok(Arc::new(FaultSource {
-            fs: self.this(),
-            path: path.to_path_buf(),
-            inner,
-        }))
+        self.open_with(path, |inner| inner.open(path))
     }
 
     fn open_no_checksum(&self, path: &Path) -> io::Result<Arc<dyn RawSource>> {
-        let _gate = self.gate();
-        self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
-        let inner = self.inner.open_no_checksum(path)?;
-        Ok(Arc::new(FaultSource {
-            fs: self.this(),
-            path: path.to_path_buf(),
-            inner,
-        }))
+        self.open_with(path, |inner| inner.open_no_checksum(path))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
-        let _gate = self.gate();
-        self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
-        let out = self.inner.create(path)?;
-        self.track_new(path);
-        Ok(self.wrap(path, out))
+        self.create_with(path, |inner| inner.create(path))
     }
 
     fn create_direct(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
-        let _gate = self.gate();
-        self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
-        let out = self.inner.create_direct(path)?;
-        self.track_new(path);
-        Ok(self.wrap(path, out))
+        self.create_with(path, |inner| inner.create_direct(path))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
