@@ -79,7 +79,12 @@ public final class ZkRegistryView {
         for (String r : rs) {
           String p = ZNodePaths.joinZNode(paths.rsZNode, r);
           rawLine(raw, p);
-          byte[] d = ZKMetadata.removeMetaData(ZKUtil.getDataNoWatch(zkw, p, null));
+          byte[] stored = ZKUtil.getDataNoWatch(zkw, p, null);
+          if (stored == null) {
+            // Listed, then gone: an ephemeral node whose session expired in between.
+            continue;
+          }
+          byte[] d = ZKMetadata.removeMetaData(stored);
           HBaseProtos.RegionServerInfo info = HBaseProtos.RegionServerInfo.parser()
               .parseFrom(d, 4, d.length - 4);
           System.out.println("rs_info " + r + " info_port=" + info.getInfoPort() + " version="
