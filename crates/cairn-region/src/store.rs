@@ -169,22 +169,38 @@ impl Store {
                 cache.as_ref(),
             )?));
         }
-        let replaced: std::collections::HashSet<String> = files
+        let names: Vec<(String, Vec<String>)> = files
             .iter()
-            .filter_map(|f| f.reader.file_info().get(COMPACTION_EVENT_KEY))
-            .filter_map(|v| v.strip_prefix(b"PBUF"))
-            .filter_map(|b| CompactionEventTracker::decode(b).ok())
-            .flat_map(|t| t.compacted_store_file)
-            .map(|n| String::from_utf8_lossy(&n).into_owned())
+            .map(|f| {
+                let replaced = f
+                    .reader
+                    .file_info()
+                    .get(COMPACTION_EVENT_KEY)
+                    .and_then(|v| v.strip_prefix(b"PBUF"))
+                    .and_then(|b| CompactionEventTracker::decode(b).ok())
+                    .map(|t| t.compacted_store_file)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| String::from_utf8_lossy(&n).into_owned())
+                    .collect();
+                (f.name(), replaced)
+            })
             .collect();
+        let replaced = replaced_files(&names);
+        let mut removed = Vec::new();
         files.retain(|f| {
             if replaced.contains(&f.name()) {
                 let _ = fs.delete(&f.path);
+                removed.push(f.name());
                 false
             } else {
                 true
             }
         });
+        // Until their deletes are durable, later outputs name them again.
+        if !removed.is_empty() && fs.sync_dir(&dir).is_ok() {
+            removed.retain(|n| fs.status(&dir.join(n)).is_ok());
+        }
         sort_files(&mut files);
         Ok(Store {
             family,
@@ -199,7 +215,7 @@ impl Store {
             }),
             cache,
             compaction_lock: Mutex::new(()),
-            unretired: Mutex::new(Vec::new()),
+            unretired: Mutex::new(removed),
             direct_io,
             archive_dir: None,
         })
@@ -287,38 +303,72 @@ impl Store {
         let include_tags = snap.iter().any(|c| !c.0.as_cell().tags.is_empty());
         let heap = KeyValueHeap::new(vec![Box::new(SegmentCursor::new(snap))]);
         let mut outcome = CompactionOutcome::default();
+        // A retried flush names the earlier attempt's file if it may still be on disk.
+        let replaced = self.unretired.lock().clone();
         let (path, written) = self.write_through_matcher(
             heap,
             MatchMode::MinorCompaction,
             smallest_read_point,
             include_tags,
             flush_seq.max(snap.max_sequence_id()),
-            &[],
+            &replaced,
             Throttle::default(),
             &mut outcome,
         )?;
         let file = Arc::new(self.open_committed(&path)?);
-        let mut s = self.state.write();
-        let mut files = (*s.files).clone();
-        if file.reader.entry_count() > 0 {
-            files.push(file);
-        } else {
+        let keep = file.reader.entry_count() > 0;
+        {
+            let mut s = self.state.write();
+            let mut files = (*s.files).clone();
+            if keep {
+                files.push(file);
+            }
+            sort_files(&mut files);
+            s.files = Arc::new(files);
+            s.snapshot = None;
+        }
+        if !replaced.is_empty() {
+            self.retry_unretired(Vec::new());
+        }
+        // An empty file that names files left behind stays until they go.
+        if !keep && self.unretired.lock().is_empty() {
             let _ = self.fs.delete(&path);
         }
-        sort_files(&mut files);
-        s.files = Arc::new(files);
-        s.snapshot = None;
         Ok(Some(written))
     }
 
     /// Opens a file just renamed into the family directory. If that fails, the file is
     /// taken back out: the flush or compaction fails and is retried, and a copy left behind
-    /// would hold the same cells as the retry's file (and load at the next open).
+    /// would hold the same cells as the retry's file (and load at the next open). The
+    /// delete may fail, or be lost in a crash before the directory is synced, so the name
+    /// also joins the unretired ones that the retry's output (and every later output) names
+    /// as replaced.
     fn open_committed(&self, path: &Path) -> Result<StoreFile> {
         self.open_file(path).inspect_err(|_| {
             let _ = self.fs.delete(path);
             let _ = self.fs.sync_dir(&self.dir);
+            if let Some(name) = path.file_name() {
+                self.unretired
+                    .lock()
+                    .push(name.to_string_lossy().into_owned());
+            }
         })
+    }
+
+    /// Adds `also` (files just retired) to the unretired files and tries again to remove
+    /// them all. A name is forgotten only once the file is gone and a directory sync made
+    /// that durable.
+    fn retry_unretired(&self, also: Vec<String>) {
+        let mut pending = self.unretired.lock();
+        pending.extend(also);
+        let gone: Vec<String> = pending
+            .iter()
+            .filter(|name| self.fs.delete(&self.dir.join(name)).is_ok())
+            .cloned()
+            .collect();
+        if self.fs.sync_dir(&self.dir).is_ok() {
+            pending.retain(|name| !gone.contains(name));
+        }
     }
 
     fn open_file(&self, path: &Path) -> Result<StoreFile> {
@@ -528,24 +578,20 @@ impl Store {
             sort_files(&mut files);
             s.files = Arc::new(files);
         }
-        // Readers that still hold the old files keep them open; the names go now.
-        let mut unretired = Vec::new();
+        // Readers that still hold the old files keep them open; the names go now. Each
+        // stays named by later outputs until its removal is durable.
+        let mut retired = Vec::new();
         for f in selection {
-            if !self.retire_input(f) {
-                unretired.push(f.name());
-            }
+            self.retire_input(f);
+            retired.push(f.name());
             f.evict_cached_blocks();
         }
-        {
-            let mut pending = self.unretired.lock();
-            pending.retain(|name| self.fs.delete(&self.dir.join(name)).is_err());
-            pending.extend(unretired);
-            // An empty output still names the inputs left behind: it stays until they go.
-            if !keep_output && pending.is_empty() {
-                let _ = self.fs.delete(&path);
-            }
+        self.retry_unretired(retired);
+        // An empty output still names the inputs left behind: it stays until they go.
+        if !keep_output && self.unretired.lock().is_empty() {
+            let _ = self.fs.delete(&path);
+            let _ = self.fs.sync_dir(&self.dir);
         }
-        let _ = self.fs.sync_dir(&self.dir);
         Ok(())
     }
 
@@ -688,6 +734,28 @@ impl Store {
     }
 }
 
+/// The files that a kept file names as replaced, given each file's name and the names in
+/// its compaction event tracker. A file is kept unless a kept file names it: a replaced
+/// file's own list does not count (a retried flush names the compaction output that failed
+/// to open, whose inputs stay).
+fn replaced_files(names: &[(String, Vec<String>)]) -> std::collections::HashSet<String> {
+    // Newer files name older ones, so this settles within one pass per generation; the
+    // bound only guards against a cycle that a damaged directory could hold.
+    let mut replaced = std::collections::HashSet::new();
+    for _ in 0..=names.len() {
+        let next: std::collections::HashSet<String> = names
+            .iter()
+            .filter(|(name, _)| !replaced.contains(name))
+            .flat_map(|(_, r)| r.iter().cloned())
+            .collect();
+        if next == replaced {
+            break;
+        }
+        replaced = next;
+    }
+    replaced
+}
+
 fn append(
     w: &mut HFileWriter<Box<dyn FsOutput>>,
     c: &CellRef<'_>,
@@ -770,6 +838,51 @@ mod tests {
 
     fn file_names(store: &Store) -> Vec<String> {
         store.state().files.iter().map(|f| f.name()).collect()
+    }
+
+    fn replaced(names: &[(&str, &[&str])]) -> Vec<String> {
+        let names: Vec<(String, Vec<String>)> = names
+            .iter()
+            .map(|(n, r)| (n.to_string(), r.iter().map(|x| x.to_string()).collect()))
+            .collect();
+        let mut out: Vec<String> = replaced_files(&names).into_iter().collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn only_kept_files_name_files_replaced() {
+        // A compaction chain: c2 replaced c1, and names c1's inputs too while their
+        // deletes are not known to be durable.
+        assert_eq!(
+            replaced(&[
+                ("c2", &["c1", "i1", "i2"]),
+                ("c1", &["i1", "i2"]),
+                ("i1", &[])
+            ]),
+            ["c1", "i1", "i2"]
+        );
+        // A retried flush f names the compaction output o that failed to open: o goes, and
+        // o's inputs stay, since o never replaced them.
+        assert_eq!(
+            replaced(&[
+                ("f", &["o"]),
+                ("o", &["i1", "i2"]),
+                ("i1", &[]),
+                ("i2", &[])
+            ]),
+            ["o"]
+        );
+        // A later compaction c of those inputs names o too: everything but c goes.
+        assert_eq!(
+            replaced(&[
+                ("c", &["i1", "i2", "o"]),
+                ("f", &["o"]),
+                ("o", &["i1", "i2"])
+            ]),
+            ["i1", "i2", "o"]
+        );
+        assert!(replaced(&[("a", &[]), ("b", &[])]).is_empty());
     }
 
     #[test]
