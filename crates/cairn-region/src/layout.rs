@@ -125,6 +125,11 @@ pub struct RegionInfo {
     pub region_id: u64,
     /// The 32-hex MD5 of the region name (`RegionInfo.encodeRegionName`); the directory name.
     pub encoded_name: String,
+    /// HBase's `offline`: the region is not to be opened (a split parent, or a parent of a
+    /// merge, kept until no child refers to its files).
+    pub offline: bool,
+    /// HBase's `split`: the region was split into two daughters.
+    pub split: bool,
 }
 
 impl RegionInfo {
@@ -145,6 +150,8 @@ impl RegionInfo {
             end_key: end_key.to_vec(),
             region_id,
             encoded_name,
+            offline: false,
+            split: false,
         }
     }
 
@@ -191,9 +198,25 @@ impl RegionInfo {
     }
 
     /// The `.regioninfo` bytes: `PBUF` and a length-delimited `RegionInfo` message, as HBase's
-    /// `RegionInfo.toDelimitedByteArray` writes them (online, not split, replica 0).
+    /// `RegionInfo.toDelimitedByteArray` writes them (replica 0).
     pub fn encode(&self) -> Vec<u8> {
-        let m = pb::RegionInfoPb {
+        let mut out = PB_MAGIC.to_vec();
+        self.to_pb()
+            .encode_length_delimited(&mut out)
+            .expect("vec grows");
+        out
+    }
+
+    /// `RegionInfo.toByteArray`: `PBUF` and the message, not length-delimited (meta's
+    /// `info:regioninfo`, `info:splitA`/`splitB` and `info:merge*` values).
+    pub fn to_byte_array(&self) -> Vec<u8> {
+        let mut out = PB_MAGIC.to_vec();
+        self.to_pb().encode(&mut out).expect("vec grows");
+        out
+    }
+
+    fn to_pb(&self) -> pb::RegionInfoPb {
+        pb::RegionInfoPb {
             region_id: self.region_id,
             table_name: pb::TableNamePb {
                 namespace: self.table.namespace.as_bytes().to_vec(),
@@ -201,13 +224,10 @@ impl RegionInfo {
             },
             start_key: Some(self.start_key.clone()),
             end_key: Some(self.end_key.clone()),
-            offline: Some(false),
-            split: Some(false),
+            offline: Some(self.offline),
+            split: Some(self.split),
             replica_id: Some(0),
-        };
-        let mut out = PB_MAGIC.to_vec();
-        m.encode_length_delimited(&mut out).expect("vec grows");
-        out
+        }
     }
 
     /// Parses `.regioninfo` bytes from HBase or cairn; `path` names the file in a
@@ -219,12 +239,15 @@ impl RegionInfo {
             namespace: String::from_utf8_lossy(&m.table_name.namespace).into_owned(),
             qualifier: String::from_utf8_lossy(&m.table_name.qualifier).into_owned(),
         };
-        Ok(RegionInfo::new(
+        let mut info = RegionInfo::new(
             table,
             &m.start_key.unwrap_or_default(),
             &m.end_key.unwrap_or_default(),
             m.region_id,
-        ))
+        );
+        info.offline = m.offline.unwrap_or(false);
+        info.split = m.split.unwrap_or(false);
+        Ok(info)
     }
 }
 

@@ -15,6 +15,7 @@ use prost::Message;
 
 use crate::descriptor::ColumnFamilyDescriptor;
 use crate::error::{RegionError, Result};
+use crate::half_scanner::HalfScanner;
 use crate::heap::{CellScanner, KeyValueHeap, StoreFileScanner};
 use crate::layout::{unique_file_name, TMP_DIR};
 use crate::matcher::{MatchCode, MatchMode, Matcher, TimeRange};
@@ -458,13 +459,26 @@ impl Store {
                 }
             }
             let scanner = StoreFileScanner::new(&f.reader, read_point, block_options);
-            out.push(Box::new(if row.is_some() {
+            let scanner = if row.is_some() {
                 scanner.for_one_row()
             } else {
                 scanner
-            }));
+            };
+            match &f.half {
+                None => out.push(Box::new(scanner)),
+                Some(half) if row.is_none_or(|r| half.contains_row(r)) => {
+                    out.push(Box::new(HalfScanner::new(Box::new(scanner), half.clone())?))
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
+    }
+
+    /// Whether any store file is a reference to a parent region's file (a region holding
+    /// references cannot split again, and its parent must stay).
+    pub fn has_references(&self) -> bool {
+        self.state().files.iter().any(|f| f.is_reference())
     }
 
     /// Runs one compaction of `selection` (files of this store, oldest first). When it
@@ -523,13 +537,17 @@ impl Store {
                 // As HBase's compaction scanners (`cacheBlocks` false): the inputs are
                 // deleted right after, so caching their blocks would only push the working
                 // set out.
-                Box::new(StoreFileScanner::new(
+                let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(
                     &f.reader,
                     u64::MAX,
                     BlockReadOptions::NO_FILL,
-                )) as Box<dyn CellScanner>
+                ));
+                match &f.half {
+                    Some(half) => Ok(Box::new(HalfScanner::new(s, half.clone())?) as Box<_>),
+                    None => Ok(s),
+                }
             })
-            .collect();
+            .collect::<Result<_>>()?;
         // As HBase's compactor: a tags section only if some input cell really has tags.
         let include_tags = selection.iter().any(|f| {
             f.reader.includes_tags()

@@ -12,6 +12,7 @@ use cairn_hfile::{HFileReader, ReaderOptions, WriterOptions};
 
 use crate::descriptor::ColumnFamilyDescriptor;
 use crate::error::{RegionError, Result};
+use crate::reference::Half;
 
 /// A store file open for reading, with the file info the store and the compaction policy use
 /// (HBase's `HStoreFile`). Immutable once written; shared by readers and compactions.
@@ -32,6 +33,9 @@ pub struct StoreFile {
     pub modified_ms: i64,
     /// Selected by a running compaction.
     pub compacting: AtomicBool,
+    /// For a reference file (a split daughter's or a merged region's): the half of the
+    /// parent's file it covers. `reader` then reads the parent's file.
+    pub half: Option<Half>,
     cache: Option<Arc<CombinedBlockCache>>,
 }
 
@@ -46,8 +50,43 @@ impl std::fmt::Debug for StoreFile {
 }
 
 impl StoreFile {
-    /// Opens the store file `status` names on `fs`.
+    /// Opens the store file `status` names on `fs`. A reference (`<hfile>.<parent>`) opens
+    /// the parent region's file it refers to, limited to the half it names.
     pub fn open(
+        fs: &dyn FileSystem,
+        status: &FileStatus,
+        family: &ColumnFamilyDescriptor,
+        cache: Option<&Arc<CombinedBlockCache>>,
+    ) -> Result<StoreFile> {
+        let Some(referred) = crate::reference::referred_path(&status.path) else {
+            return Self::open_hfile(fs, status, family, cache);
+        };
+        let path = status.path.as_path();
+        let bytes = fs.read(path).map_err(|e| RegionError::io(path, e))?;
+        let half = Half::decode(&bytes, path)?;
+        let referred_status = fs.status(&referred).map_err(|e| {
+            RegionError::io(
+                &referred,
+                std::io::Error::new(
+                    e.kind(),
+                    format!("the file reference {} refers to: {e}", path.display()),
+                ),
+            )
+        })?;
+        let mut f = Self::open_hfile(fs, &referred_status, family, cache)?;
+        f.path = path.to_path_buf();
+        // As HBase estimates a half's size: half the file.
+        f.size /= 2;
+        f.half = Some(half);
+        Ok(f)
+    }
+
+    /// Whether this is a reference to a parent region's file.
+    pub fn is_reference(&self) -> bool {
+        self.half.is_some()
+    }
+
+    fn open_hfile(
         fs: &dyn FileSystem,
         status: &FileStatus,
         family: &ColumnFamilyDescriptor,
@@ -95,6 +134,7 @@ impl StoreFile {
             time_range,
             modified_ms,
             compacting: AtomicBool::new(false),
+            half: None,
             cache: cache.cloned(),
         })
     }
@@ -113,8 +153,12 @@ impl StoreFile {
         self.compacting.load(Ordering::Acquire)
     }
 
-    /// Forgets the file's cached blocks (after it was compacted away).
+    /// Forgets the file's cached blocks (after it was compacted away). A reference's blocks
+    /// are its parent file's, which the other half may still read: they stay.
     pub fn evict_cached_blocks(&self) {
+        if self.half.is_some() {
+            return;
+        }
         if let Some(c) = &self.cache {
             c.evict_file(cairn_blockcache::file_id(&self.path.display().to_string()));
         }

@@ -117,6 +117,9 @@ impl Region {
     /// One compaction of one store, if the policy selects anything.
     pub fn compact_store(&self, store: &Store, major: bool) -> Result<Option<CompactionOutcome>> {
         let files = store.state().files;
+        // After a split or merge (HBase's `isAfterSplit`): references are rewritten, with
+        // every other file, as soon as possible, so the parent can go.
+        let major = major || files.iter().any(|f| f.is_reference());
         let candidates: Vec<Candidate> = files
             .iter()
             .map(|f| Candidate {
