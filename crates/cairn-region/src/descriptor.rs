@@ -308,6 +308,9 @@ pub struct TableDescriptor {
     pub memstore_flush_size: u64,
     /// `DURABILITY`: what a mutation that says USE_DEFAULT gets (SYNC_WAL).
     pub durability: cairn_wal::Durability,
+    /// The table's other attributes by HBase's names, kept as given: `SPLIT_POLICY`,
+    /// `MAX_FILESIZE`, `SPLIT_ENABLED`, `MERGE_ENABLED` are read by splits and merges.
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 impl TableDescriptor {
@@ -319,7 +322,45 @@ impl TableDescriptor {
             families: Vec::new(),
             memstore_flush_size: DEFAULT_MEMSTORE_FLUSH_SIZE,
             durability: cairn_wal::Durability::SyncWal,
+            values: Default::default(),
         }
+    }
+
+    /// Sets a table attribute by HBase's name (`SPLIT_POLICY`, `MAX_FILESIZE`, ...).
+    pub fn with_value(mut self, key: &str, value: &str) -> TableDescriptor {
+        self.values.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// `SPLIT_POLICY`: the split policy class this table asks for, over the server's.
+    pub fn split_policy(&self) -> Option<&str> {
+        self.values.get("SPLIT_POLICY").map(String::as_str)
+    }
+
+    /// `MAX_FILESIZE` when set and positive: the table's split size, over
+    /// `hbase.hregion.max.filesize`.
+    pub fn max_file_size(&self) -> Option<u64> {
+        self.values
+            .get("MAX_FILESIZE")
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .filter(|&n| n > 0)
+            .map(|n| n as u64)
+    }
+
+    /// `SPLIT_ENABLED` (true unless set to false).
+    pub fn split_enabled(&self) -> bool {
+        self.flag("SPLIT_ENABLED")
+    }
+
+    /// `MERGE_ENABLED` (true unless set to false).
+    pub fn merge_enabled(&self) -> bool {
+        self.flag("MERGE_ENABLED")
+    }
+
+    fn flag(&self, key: &str) -> bool {
+        self.values
+            .get(key)
+            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"))
     }
 
     /// Adds a family; duplicates are caught by [`validate`](Self::validate), not here.

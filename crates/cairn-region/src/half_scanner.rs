@@ -183,14 +183,12 @@ mod tests {
             let before = all
                 .iter()
                 .map(|c| c.as_cell().row().to_vec())
-                .filter(|r| half.contains_row(r) && r.as_slice() < from.as_slice())
-                .next_back();
+                .rfind(|r| half.contains_row(r) && r.as_slice() < from.as_slice());
             prop_assert_eq!(s.last_row_before(Some(&key)).unwrap(), before);
             let last = all
                 .iter()
                 .map(|c| c.as_cell().row().to_vec())
-                .filter(|r| half.contains_row(r))
-                .next_back();
+                .rfind(|r| half.contains_row(r));
             prop_assert_eq!(s.last_row_before(None).unwrap(), last);
         }
     }

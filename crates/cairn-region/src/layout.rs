@@ -235,6 +235,10 @@ impl RegionInfo {
     pub fn decode(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
         let m = pb::RegionInfoPb::decode_length_delimited(pb_body(bytes, path)?)
             .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
+        Ok(Self::from_pb(m))
+    }
+
+    fn from_pb(m: pb::RegionInfoPb) -> RegionInfo {
         let table = TableName {
             namespace: String::from_utf8_lossy(&m.table_name.namespace).into_owned(),
             qualifier: String::from_utf8_lossy(&m.table_name.qualifier).into_owned(),
@@ -247,7 +251,7 @@ impl RegionInfo {
         );
         info.offline = m.offline.unwrap_or(false);
         info.split = m.split.unwrap_or(false);
-        Ok(info)
+        info
     }
 }
 
@@ -277,10 +281,13 @@ pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
             namespace: d.name.namespace.as_bytes().to_vec(),
             qualifier: d.name.qualifier.as_bytes().to_vec(),
         }),
-        attributes: vec![
+        attributes: [
             pair("MEMSTORE_FLUSHSIZE", d.memstore_flush_size.to_string()),
             pair("DURABILITY", d.durability.name().to_string()),
-        ],
+        ]
+        .into_iter()
+        .chain(d.values.iter().map(|(k, v)| pair(k, v.clone())))
+        .collect(),
         column_families: d
             .families
             .iter()
@@ -338,7 +345,10 @@ pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescrip
                     d.durability = x;
                 }
             }
-            _ => {}
+            k => {
+                d.values
+                    .insert(String::from_utf8_lossy(k).into_owned(), v.into_owned());
+            }
         }
     }
     for cf in m.column_families {
@@ -405,6 +415,23 @@ pub fn read_table_descriptor(
     };
     let bytes = fs.read(&path).map_err(|e| RegionError::io(&path, e))?;
     decode_table_descriptor(&bytes, &path).map(Some)
+}
+
+/// Where a table's archived files go: `<root>/archive/data/<namespace>/<table>` (HBase's
+/// `HFileArchiveUtil`).
+pub fn archive_table_dir(root: &Path, table: &TableName) -> PathBuf {
+    root.join("archive")
+        .join("data")
+        .join(&table.namespace)
+        .join(&table.qualifier)
+}
+
+/// Parses `RegionInfo.toByteArray` bytes (`PBUF` and the message, as meta's cells hold
+/// it); `path` names where they came from in errors.
+pub fn decode_region_info_bytes(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
+    let m = pb::RegionInfoPb::decode(pb_body(bytes, path)?)
+        .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
+    Ok(RegionInfo::from_pb(m))
 }
 
 /// Creates `region_dir` and writes its `.regioninfo` atomically.
@@ -544,7 +571,12 @@ mod tests {
                     .max_versions(5)
                     .ttl_seconds(3600),
             )
-            .with_family(ColumnFamilyDescriptor::new("b"));
+            .with_family(ColumnFamilyDescriptor::new("b"))
+            .with_value(
+                "SPLIT_POLICY",
+                "org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy",
+            )
+            .with_value("MAX_FILESIZE", "1048576");
         let dir = tempfile::tempdir().unwrap();
         let fs = cairn_fs::LocalFileSystem;
         write_table_descriptor(&fs, dir.path(), &d).unwrap();

@@ -111,6 +111,8 @@ pub struct Region {
     pub metrics: Arc<RegionMetrics>,
     config: RegionConfig,
     closed: AtomicBool,
+    /// Closed for a split or merge (see [`is_transitioning`](Self::is_transitioning)).
+    transitioning: AtomicBool,
 }
 
 impl std::fmt::Debug for Region {
@@ -185,6 +187,7 @@ impl Region {
             metrics: Arc::default(),
             config,
             closed: AtomicBool::new(false),
+            transitioning: AtomicBool::new(false),
         })
     }
 
@@ -262,6 +265,17 @@ impl Region {
         }
     }
 
+    /// Reads go on while the region is closed for a split or merge: its files hold every
+    /// write it acknowledged, and a read routed to it before its children took over is
+    /// concurrent with any write they take.
+    fn check_readable(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) && !self.transitioning.load(Ordering::Acquire) {
+            Err(RegionError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
     fn check_row(&self, row: &[u8]) -> Result<()> {
         if row.len() > i16::MAX as usize {
             return Err(RegionError::InvalidArgument(format!(
@@ -294,6 +308,35 @@ impl Region {
         }
         self.closed.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// Stops the region for a split or merge: flushes while it still takes writes, then
+    /// refuses new operations, waits out the writes already past that check, and flushes
+    /// what they wrote, so that the store files hold every acknowledged edit. On error the
+    /// region is open again. [`reopen`](Self::reopen) undoes it.
+    pub(crate) fn close_for_transition(&self) -> Result<()> {
+        self.flush()?;
+        self.transitioning.store(true, Ordering::Release);
+        self.closed.store(true, Ordering::Release);
+        // Writers check `closed` again under this lock: none is left inside after it.
+        drop(self.updates.write());
+        if let Err(e) = self.flush() {
+            self.reopen();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Takes operations again after a split or merge that did not happen.
+    pub(crate) fn reopen(&self) {
+        self.closed.store(false, Ordering::Release);
+        self.transitioning.store(false, Ordering::Release);
+    }
+
+    /// Whether the region closed for a split or merge (its children take over, or it opens
+    /// again): requests routed to it may look again in a moment.
+    pub fn is_transitioning(&self) -> bool {
+        self.transitioning.load(Ordering::Acquire)
     }
 
     /// Whether [`close`](Self::close) ran: operations then fail with [`RegionError::Closed`].

@@ -7,7 +7,7 @@ impl Region {
     /// One row's cells: a one-row read through the scanner every read uses.
     pub fn get(&self, get: Get) -> Result<Vec<KeyValue>> {
         self.check_row(&get.row)?;
-        self.check_open()?;
+        self.check_readable()?;
         // The get is over before this returns: its registration and the scanner borrow
         // from the region instead of sharing it (reference counts other cores also touch).
         let rp = get.options.read_point_within(self.mvcc.read_point());
@@ -27,7 +27,7 @@ impl Region {
     /// reads at one read point (the oldest any get asks for) and fills the block cache
     /// unless every get asked it not to.
     pub fn get_many(&self, gets: Vec<Get>) -> Result<Vec<Vec<KeyValue>>> {
-        self.check_open()?;
+        self.check_readable()?;
         let mut order: Vec<usize> = (0..gets.len()).collect();
         order.sort_by(|&a, &b| gets[a].row.cmp(&gets[b].row));
         for g in &gets {
@@ -149,7 +149,7 @@ impl Region {
     /// A scanner over a consistent snapshot: the read point is fixed now (or is the one the
     /// scan's options name).
     pub fn scanner(&self, scan: Scan) -> Result<RegionScanner> {
-        self.check_open()?;
+        self.check_readable()?;
         let rp = scan.options.read_point_within(self.mvcc.read_point());
         let guard = self.read_points.register(rp);
         self.scanner_at(scan, rp, Some(guard), true)

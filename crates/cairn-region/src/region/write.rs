@@ -43,6 +43,9 @@ impl Region {
         }
         let durability = durability.unwrap_or(self.descriptor.durability);
         let _updates = self.updates.read();
+        // A split or merge closes the region and then waits for this lock: a writer that got
+        // past the first check before the close must not write after it.
+        self.check_open()?;
         let seq = self.mvcc.begin();
         let cells: Vec<KeyValue> = cells.into_iter().map(|c| c.with_sequence_id(seq)).collect();
         let mut edit = WalEdit {

@@ -42,7 +42,12 @@ pub(super) fn spawn_worker(
                     } else if r.memstore_size() > 0 {
                         let what = || format!("flush of {}", r.info.region_name());
                         match r.flush() {
-                            Ok(_) => r.flush_retry.lock().succeeded(&what()),
+                            Ok(_) => {
+                                r.flush_retry.lock().succeeded(&what());
+                                if let Some(s) = server.upgrade() {
+                                    s.after_maintenance(&r);
+                                }
+                            }
                             Err(e) => r.flush_retry.lock().failed(&what(), &e.to_string(), now),
                         }
                     }
@@ -52,7 +57,12 @@ pub(super) fn spawn_worker(
                     if !r.is_closed() && r.compaction_retry.lock().due(now) {
                         let what = || format!("compaction of {}", r.info.region_name());
                         match r.compact(major) {
-                            Ok(_) => r.compaction_retry.lock().succeeded(&what()),
+                            Ok(_) => {
+                                r.compaction_retry.lock().succeeded(&what());
+                                if let Some(s) = server.upgrade() {
+                                    s.after_maintenance(&r);
+                                }
+                            }
                             Err(e) => {
                                 r.compaction_retry
                                     .lock()
@@ -67,6 +77,21 @@ pub(super) fn spawn_worker(
 }
 
 impl RegionServer {
+    /// After a flush or compaction of `r`: parents no child refers to any more are
+    /// archived, and `r` splits if its policy says it has grown enough.
+    pub(super) fn after_maintenance(&self, r: &Arc<Region>) {
+        if let Ok(t) = self.table(&r.info.table) {
+            if t.has_parents.load(Ordering::Acquire) && !r.stores().any(|s| s.has_references()) {
+                if let Err(e) = self.archive_unreferenced_parents(&r.info.table) {
+                    tracing::warn!("archiving split or merge parents of {}: {e}", r.info.table);
+                }
+            }
+        }
+        if let Err(e) = self.split_if_needed(r) {
+            tracing::warn!("split of {} failed: {e}", r.info.region_name());
+        }
+    }
+
     pub(super) fn background_tick(&self) {
         self.recover_when_due();
         let now = Instant::now();

@@ -32,6 +32,9 @@ pub struct ServerConfig {
     pub wal_block_size: u64,
     /// See [`wal_block_size`](Self::wal_block_size).
     pub wal_roll_multiplier: f64,
+    /// When regions split by themselves (`hbase.regionserver.region.split.policy`,
+    /// `hbase.hregion.max.filesize`, ...).
+    pub split: SplitConfig,
 }
 
 /// The WAL roll size HBase derives from its block size and roll multiplier; `None` for a
@@ -86,6 +89,7 @@ impl ServerConfig {
                 self.region.throttle.bytes_per_second = (n > 0).then_some(n);
             }
             "hbase.regionserver.thread.compaction.throttle" | "hbase.hstore.blockingWaitTime" => {}
+            k if self.split.set(k, v).map_err(RegionError::InvalidArgument)? => {}
             k if k.starts_with("hbase.hstore.compaction.")
                 || k == "hbase.hstore.compactionThreshold"
                 || k == "hbase.hstore.blockingStoreFiles"
@@ -114,6 +118,7 @@ impl ServerConfig {
             max_wal_segments: 32,
             wal_block_size: 256 << 20,
             wal_roll_multiplier: 0.5,
+            split: SplitConfig::default(),
         }
     }
 }

@@ -7,14 +7,20 @@ mod cluster;
 mod config;
 mod health;
 mod open;
+mod split;
+mod split_policy;
 mod table;
+mod transition;
 
 use background::{spawn_worker, Work};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::ServerConfig;
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
+pub use split::TransitionStep;
+pub use split_policy::{split_point, SplitConfig, SplitPolicyKind, DEFAULT_MAX_FILE_SIZE};
 pub use table::{Table, TableScanner};
+pub use transition::TRANSITIONS_DIR;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -44,6 +50,27 @@ use crate::store::CompactionOutcome;
 /// `hbase.regionserver.minibatch.size`: the most puts one WAL record and sync carries.
 pub const MINI_BATCH_SIZE: usize = 20_000;
 
+/// Hands `request` (which cannot be cloned) to `op` on region `r`, unless `r` is closed:
+/// then it stays for the retry on the region that replaces `r`. A request already handed
+/// over to a region that closed under it is not tried again.
+fn once<R, T>(
+    r: &Arc<Region>,
+    request: &mut Option<R>,
+    op: impl FnOnce(&Arc<Region>, R) -> Result<T>,
+) -> Result<T> {
+    if r.is_closed() {
+        return Err(RegionError::Closed);
+    }
+    match request.take() {
+        Some(req) => op(r, req),
+        None => Err(RegionError::NotServingRegion(r.info.region_name())),
+    }
+}
+
+/// The routing table: every table by name, swapped whole when tables or their regions
+/// change.
+pub(crate) type Tables = ArcSwap<BTreeMap<TableName, Arc<Table>>>;
+
 /// An embedded region server: every table under one root, sharing one WAL and one block cache.
 /// Opened with [`RegionServer::open`], which replays the WAL; routes each operation to the
 /// region holding its row.
@@ -53,7 +80,7 @@ pub struct RegionServer {
     cache: Option<Arc<CombinedBlockCache>>,
     /// Swapped whole by create and delete (under `admin`), so a read finds its table without
     /// a lock or a shared count to write, and never waits for an admin operation's I/O.
-    tables: ArcSwap<BTreeMap<TableName, Arc<Table>>>,
+    tables: Arc<Tables>,
     admin: parking_lot::Mutex<()>,
     flush_tx: Option<Sender<Work>>,
     compact_tx: Option<Sender<Work>>,
@@ -160,6 +187,7 @@ impl RegionServer {
                 regions,
                 enabled: AtomicBool::new(true),
                 dir: tdir,
+                has_parents: AtomicBool::new(false),
             }),
         );
         self.tables.store(Arc::new(tables));
@@ -260,14 +288,38 @@ impl RegionServer {
         region.compact(major)
     }
 
+    /// Runs `op` on the region holding `row`; when that region is closed for a split or
+    /// merge, looks again (its children replace it in a moment), for up to
+    /// [`table::TRANSITION_WAIT`].
+    fn routed<T>(
+        &self,
+        table: &TableName,
+        row: &[u8],
+        mut op: impl FnMut(&Arc<Region>) -> Result<T>,
+    ) -> Result<T> {
+        let deadline = std::time::Instant::now() + table::TRANSITION_WAIT;
+        loop {
+            let t = self.enabled_table(table)?;
+            let r = t.region_for(row);
+            match op(r) {
+                Err(RegionError::Closed)
+                    if r.is_transitioning() && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Applies a put in the region of its row ([`Region::put`]), then queues a flush if that
     /// region's memstore passed the flush size.
     pub fn put(&self, table: &TableName, put: &Put) -> Result<()> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&put.row);
-        r.put(put)?;
-        self.after_write(r);
-        Ok(())
+        self.routed(table, &put.row, |r| {
+            r.put(put)?;
+            self.after_write(r);
+            Ok(())
+        })
     }
 
     /// Applies puts as HBase's `batch` does: grouped by region, each region's share as
@@ -275,10 +327,24 @@ impl RegionServer {
     /// ([`Region::put_batch`]). Atomic per mini-batch, not across regions. A put that fails its
     /// checks fails its mini-batch, and the error names it; earlier mini-batches stay applied.
     pub fn put_many(&self, table: &TableName, puts: &[Put]) -> Result<()> {
-        let t = self.enabled_table(table)?;
         if let [one] = puts {
             return self.put(table, one);
         }
+        let puts: Vec<&Put> = puts.iter().collect();
+        self.put_many_until(
+            table,
+            &puts,
+            std::time::Instant::now() + table::TRANSITION_WAIT,
+        )
+    }
+
+    fn put_many_until(
+        &self,
+        table: &TableName,
+        puts: &[&Put],
+        deadline: std::time::Instant,
+    ) -> Result<()> {
+        let t = self.enabled_table(table)?;
         let mut by_region: Vec<(&Arc<Region>, Vec<&Put>)> = Vec::new();
         for p in puts {
             let r = t.region_for(&p.row);
@@ -289,7 +355,17 @@ impl RegionServer {
         }
         for (r, puts) in by_region {
             for chunk in puts.chunks(MINI_BATCH_SIZE) {
-                r.put_batch(chunk)?;
+                match r.put_batch(chunk) {
+                    // A mini-batch is refused whole by a closed region: route it again
+                    // once the split or merge has replaced the region.
+                    Err(RegionError::Closed)
+                        if r.is_transitioning() && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(2));
+                        self.put_many_until(table, chunk, deadline)?;
+                    }
+                    other => other?,
+                }
                 self.after_write(r);
             }
         }
@@ -298,20 +374,20 @@ impl RegionServer {
 
     /// Applies a delete in the region of its row ([`Region::delete`]).
     pub fn delete(&self, table: &TableName, delete: &Delete) -> Result<()> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&delete.row);
-        r.delete(delete)?;
-        self.after_write(r);
-        Ok(())
+        self.routed(table, &delete.row, |r| {
+            r.delete(delete)?;
+            self.after_write(r);
+            Ok(())
+        })
     }
 
     /// Adds to counters in one row atomically ([`Region::increment`]); returns the new cells.
     pub fn increment(&self, table: &TableName, inc: &Increment) -> Result<Vec<KeyValue>> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&inc.row);
-        let out = r.increment(inc)?;
-        self.after_write(r);
-        Ok(out)
+        self.routed(table, &inc.row, |r| {
+            let out = r.increment(inc)?;
+            self.after_write(r);
+            Ok(out)
+        })
     }
 
     /// HBase's `checkAndPut`: applies `put` only if the newest value of `family:qualifier` in its
@@ -325,11 +401,11 @@ impl RegionServer {
         expected: Option<&[u8]>,
         put: &Put,
     ) -> Result<bool> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&put.row);
-        let ok = r.check_and_put(family, qualifier, expected, put)?;
-        self.after_write(r);
-        Ok(ok)
+        self.routed(table, &put.row, |r| {
+            let ok = r.check_and_put(family, qualifier, expected, put)?;
+            self.after_write(r);
+            Ok(ok)
+        })
     }
 
     /// HBase's `checkAndDelete`: like [`check_and_put`](Self::check_and_put) for a delete.
@@ -341,30 +417,30 @@ impl RegionServer {
         expected: Option<&[u8]>,
         delete: &Delete,
     ) -> Result<bool> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&delete.row);
-        let ok = r.check_and_delete(family, qualifier, expected, delete)?;
-        self.after_write(r);
-        Ok(ok)
+        self.routed(table, &delete.row, |r| {
+            let ok = r.check_and_delete(family, qualifier, expected, delete)?;
+            self.after_write(r);
+            Ok(ok)
+        })
     }
 
     /// Appends to columns of one row atomically ([`Region::append`]); returns the new cells.
     pub fn append(&self, table: &TableName, append: &Append) -> Result<Vec<KeyValue>> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&append.row);
-        let out = r.append(append)?;
-        self.after_write(r);
-        Ok(out)
+        self.routed(table, &append.row, |r| {
+            let out = r.append(append)?;
+            self.after_write(r);
+            Ok(out)
+        })
     }
 
     /// HBase's `mutateRow`: puts and deletes of one row applied atomically
     /// ([`Region::mutate_row`]).
     pub fn mutate_row(&self, table: &TableName, mutations: &RowMutations) -> Result<()> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&mutations.row);
-        r.mutate_row(mutations)?;
-        self.after_write(r);
-        Ok(())
+        self.routed(table, &mutations.row, |r| {
+            r.mutate_row(mutations)?;
+            self.after_write(r);
+            Ok(())
+        })
     }
 
     /// HBase's `checkAndMutate`: checks the condition on its row and applies the action if it
@@ -374,13 +450,15 @@ impl RegionServer {
         table: &TableName,
         cam: CheckAndMutate,
     ) -> Result<CheckAndMutateResult> {
-        let t = self.enabled_table(table)?;
-        let r = t.region_for(&cam.row);
-        let out = r.check_and_mutate(cam)?;
-        if out.success {
-            self.after_write(r);
-        }
-        Ok(out)
+        let row = cam.row.clone();
+        let mut cam = Some(cam);
+        self.routed(table, &row, |r| {
+            let out = once(r, &mut cam, |r, c| r.check_and_mutate(c))?;
+            if out.success {
+                self.after_write(r);
+            }
+            Ok(out)
+        })
     }
 
     /// One row's cells from the region holding it; empty when the row has none the get selects.
@@ -394,6 +472,7 @@ impl RegionServer {
         if !t.is_enabled() {
             return Err(RegionError::TableDisabled(table.to_string()));
         }
+        // A region closed for a split or merge still serves reads (Region::get).
         t.region_for(&get.row).get(get)
     }
 
@@ -419,8 +498,8 @@ impl RegionServer {
 
     /// A scanner over the table's regions in order (reverse order when reversed).
     pub fn scanner(&self, table: &TableName, scan: Scan) -> Result<TableScanner> {
-        let t = self.enabled_table(table)?;
-        TableScanner::new(t, scan)
+        self.enabled_table(table)?;
+        TableScanner::new(self.tables.clone(), table.clone(), scan)
     }
 
     /// Flushes every region of a table.
@@ -431,10 +510,15 @@ impl RegionServer {
         Ok(())
     }
 
-    /// Compacts every region of a table now, on the calling thread.
+    /// Compacts every region of a table now, on the calling thread; then archives the split
+    /// and merge parents no region refers to any more.
     pub fn compact_table(&self, table: &TableName, major: bool) -> Result<()> {
-        for r in &self.table(table)?.regions {
+        let t = self.table(table)?;
+        for r in &t.regions {
             r.compact(major)?;
+        }
+        if t.has_parents.load(Ordering::Acquire) {
+            self.archive_unreferenced_parents(table)?;
         }
         Ok(())
     }

@@ -19,8 +19,13 @@ pub struct RecoveryReport {
     /// Cells of those edits added to memstores: the ones newer than their store's flushed
     /// sequence id.
     pub cells_replayed: u64,
-    /// Edits for regions that no longer exist (dropped tables).
+    /// Edits for regions that no longer exist (dropped tables, split or merged parents, all
+    /// of whose edits were flushed before the change).
     pub edits_skipped: u64,
+    /// Splits and merges a crash interrupted after their point of no return, finished.
+    pub transitions_finished: usize,
+    /// Splits and merges a crash interrupted before it, undone.
+    pub transitions_undone: usize,
 }
 
 /// The subdirectories of `dir` whose names do not start with `.`, sorted; none if `dir` is
@@ -62,6 +67,7 @@ impl RegionServer {
             None => None,
         };
         // Regions open without a WAL first: the WAL replays into them before taking writes.
+        let mut report = RecoveryReport::default();
         let mut tables = BTreeMap::new();
         let mut pending = Vec::new();
         for ns in read_dirs(&*fs, &data)? {
@@ -70,14 +76,25 @@ impl RegionServer {
                     continue;
                 };
                 let desc = Arc::new(desc);
+                // A split or merge a crash interrupted is finished or undone first.
+                let (forward, back) = transition::recover(&*fs, &tdir)?;
+                report.transitions_finished += forward;
+                report.transitions_undone += back;
                 let mut regions = Vec::new();
+                let mut has_parents = false;
                 for rdir in read_dirs(&*fs, &tdir)? {
                     let info = rdir.join(REGION_INFO_FILE);
-                    if fs.exists(&info).map_err(|e| RegionError::io(&info, e))? {
+                    if !fs.exists(&info).map_err(|e| RegionError::io(&info, e))? {
+                        continue;
+                    }
+                    // Split and merge parents stay until archived, but never open.
+                    if layout::read_region_info(&*fs, &rdir)?.offline {
+                        has_parents = true;
+                    } else {
                         regions.push(rdir);
                     }
                 }
-                pending.push((desc, tdir, regions));
+                pending.push((desc, tdir, regions, has_parents));
             }
         }
         // Open regions with a placeholder-free path: create the WAL after loading regions
@@ -86,7 +103,7 @@ impl RegionServer {
         type Recovering = (Arc<Region>, BTreeMap<Vec<u8>, u64>);
         let mut by_name: HashMap<Vec<u8>, Recovering> = HashMap::new();
         let mut staged = Vec::new();
-        for (desc, tdir, rdirs) in pending {
+        for (desc, tdir, rdirs, has_parents) in pending {
             let mut regions = Vec::new();
             for rdir in rdirs {
                 let r = Arc::new(Region::open(
@@ -102,9 +119,8 @@ impl RegionServer {
                 );
                 regions.push(r);
             }
-            staged.push((desc, tdir, regions));
+            staged.push((desc, tdir, regions, has_parents));
         }
-        let mut report = RecoveryReport::default();
         let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
         let (wal, wal_report) = Wal::open_on(wal_fs, &wal_dir, config.wal.clone(), |edit| {
             match by_name.get(&edit.region) {
@@ -121,7 +137,7 @@ impl RegionServer {
         drop(by_name);
         report.wal = Some(wal_report);
         let wal = Arc::new(wal);
-        for (desc, tdir, mut regions) in staged {
+        for (desc, tdir, mut regions, has_parents) in staged {
             for r in &regions {
                 // Replayed edits go to store files before the region takes writes, so the
                 // old segments can be dropped.
@@ -144,6 +160,7 @@ impl RegionServer {
                     regions,
                     enabled: AtomicBool::new(enabled),
                     dir: tdir,
+                    has_parents: AtomicBool::new(has_parents),
                 }),
             );
         }
@@ -156,7 +173,7 @@ impl RegionServer {
             config,
             wal,
             cache,
-            tables: ArcSwap::from_pointee(tables),
+            tables: Arc::new(ArcSwap::from_pointee(tables)),
             admin: parking_lot::Mutex::new(()),
             flush_tx: None,
             compact_tx: None,
@@ -164,6 +181,11 @@ impl RegionServer {
             wal_retry: parking_lot::Mutex::new(Retry::default()),
             recovery: report,
         };
+        for name in server.table_names() {
+            if let Err(e) = server.archive_parents_locked(&name) {
+                tracing::warn!("archiving split or merge parents of {name}: {e}");
+            }
+        }
         if server.config.background {
             let (ftx, frx) = crossbeam_channel::unbounded();
             let (ctx, crx) = crossbeam_channel::unbounded();

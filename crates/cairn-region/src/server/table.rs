@@ -11,6 +11,8 @@ pub struct Table {
     pub regions: Vec<Arc<Region>>,
     pub(super) enabled: AtomicBool,
     pub(super) dir: PathBuf,
+    /// The table directory may hold split or merge parents waiting to be archived.
+    pub(super) has_parents: AtomicBool,
 }
 
 impl Table {
@@ -83,37 +85,75 @@ impl RegionServer {
     }
 }
 
-/// Rows of a table across its regions.
+/// How long a read or write waits for a region that is closed for a split or merge to be
+/// replaced by its children before giving up with the region's error.
+pub(crate) const TRANSITION_WAIT: Duration = Duration::from_secs(30);
+
+/// Rows of a table across its regions. Follows splits and merges that happen while it runs:
+/// each next region is looked up in the server's current routing table, by the row where
+/// the previous one ended.
 pub struct TableScanner {
-    table: Arc<Table>,
+    tables: Arc<Tables>,
+    name: TableName,
     template: Scan,
-    /// Index of the region being scanned.
-    region: usize,
+    /// The range of the region being scanned.
+    start: Vec<u8>,
+    end: Vec<u8>,
     current: Option<RegionScanner>,
+    /// A row the current region's scanner returns that an earlier region returned already
+    /// (a reversed scan continuing in a merged region).
+    skip_row: Option<Vec<u8>>,
     rows: usize,
     done: bool,
 }
 
 impl TableScanner {
-    pub(super) fn new(table: Arc<Table>, mut scan: Scan) -> Result<TableScanner> {
+    pub(super) fn new(tables: Arc<Tables>, name: TableName, scan: Scan) -> Result<TableScanner> {
         let template = scan.clone_without_filter();
-        let region = if scan.reversed && scan.start_row.is_empty() {
-            table.regions.len() - 1
-        } else {
-            table.region_index(&scan.start_row)
-        };
-        let filter = scan.options.filter.take();
         let mut first = template.clone_without_filter();
-        first.options.filter = filter;
-        let current = Some(table.regions[region].scanner(first)?);
-        Ok(TableScanner {
-            table,
+        first.options.filter = scan.options.filter;
+        let mut s = TableScanner {
+            tables,
+            name,
             template,
-            region,
-            current,
+            start: Vec::new(),
+            end: Vec::new(),
+            current: None,
+            skip_row: None,
             rows: 0,
             done: false,
-        })
+        };
+        let row = if s.template.reversed && s.template.start_row.is_empty() {
+            None
+        } else {
+            Some(s.template.start_row.clone())
+        };
+        s.open(first, |t| match &row {
+            Some(row) => Some(t.region_index(row)),
+            None => t.regions.len().checked_sub(1),
+        })?;
+        Ok(s)
+    }
+
+    /// Opens `scan` on the region `pick` chooses in the current routing table.
+    fn open(&mut self, scan: Scan, pick: impl Fn(&Table) -> Option<usize>) -> Result<()> {
+        let tables = self.tables.load();
+        let t = tables
+            .get(&self.name)
+            .ok_or_else(|| RegionError::TableNotFound(self.name.to_string()))?;
+        if !t.is_enabled() {
+            return Err(RegionError::TableDisabled(self.name.to_string()));
+        }
+        let Some(i) = pick(t) else {
+            self.done = true;
+            return Ok(());
+        };
+        // A region closed for a split or merge still serves reads.
+        let r = &t.regions[i];
+        self.start = r.info.start_key.clone();
+        self.end = r.info.end_key.clone();
+        self.current = Some(r.scanner(scan)?);
+        Ok(())
     }
 
     /// The next row (or batch of one), `None` at the end.
@@ -127,36 +167,20 @@ impl TableScanner {
                 continue;
             };
             if let Some(row) = cur.next_row()? {
+                if let Some(skip) = self.skip_row.take() {
+                    if row
+                        .first()
+                        .is_some_and(|c| c.key().row() == skip.as_slice())
+                    {
+                        continue;
+                    }
+                }
                 self.rows += 1;
                 return Ok(Some(row));
             }
             let filter = cur.take_filter();
-            let next = if self.template.reversed {
-                self.region.checked_sub(1)
-            } else {
-                Some(self.region + 1).filter(|&i| i < self.table.regions.len())
-            };
-            let Some(next) = next else {
-                self.done = true;
-                continue;
-            };
-            let r = &self.table.regions[next];
-            // Stop when the next region starts at or past the stop row.
-            if !self.template.reversed
-                && !self.template.stop_row.is_empty()
-                && r.info.start_key >= self.template.stop_row
-            {
-                self.done = true;
-                continue;
-            }
-            if self.template.reversed
-                && !self.template.stop_row.is_empty()
-                && !r.info.end_key.is_empty()
-                && r.info.end_key <= self.template.stop_row
-            {
-                self.done = true;
-                continue;
-            }
+            self.current = None;
+            let stop = &self.template.stop_row;
             let mut s = self.template.clone_without_filter();
             s.options.filter = filter;
             if self.template.options.limit > 0 {
@@ -166,12 +190,37 @@ impl TableScanner {
                 }
                 s.options.limit = self.template.options.limit - self.rows;
             }
-            if s.reversed {
-                // Continue from the end of the previous region.
-                s.start_row = Vec::new();
+            if !self.template.reversed {
+                // Stop when the next region starts at or past the stop row.
+                let from = self.end.clone();
+                if from.is_empty() || (!stop.is_empty() && from >= *stop) {
+                    self.done = true;
+                    continue;
+                }
+                s.start_row = from.clone();
+                self.open(s, |t| Some(t.region_index(&from)))?;
+            } else {
+                let below = self.start.clone();
+                if below.is_empty() || (!stop.is_empty() && below <= *stop) {
+                    self.done = true;
+                    continue;
+                }
+                let tables = self.tables.load();
+                let spans = tables
+                    .get(&self.name)
+                    .is_some_and(|t| t.regions[t.region_index(&below)].info.start_key != below);
+                if spans {
+                    // A merged region holds rows on both sides: continue at the row where
+                    // the last region began, which it returned already.
+                    s.start_row = below.clone();
+                    self.skip_row = Some(below.clone());
+                    self.open(s, |t| Some(t.region_index(&below)))?;
+                } else {
+                    // Continue from the end of the region before.
+                    s.start_row = Vec::new();
+                    self.open(s, |t| t.region_index(&below).checked_sub(1))?;
+                }
             }
-            self.region = next;
-            self.current = Some(r.scanner(s)?);
         }
     }
 
