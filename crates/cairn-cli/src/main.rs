@@ -11,6 +11,7 @@ mod compact;
 mod hbase_args;
 mod hfile;
 mod pe;
+mod regions;
 mod serve;
 mod ycsb;
 
@@ -54,6 +55,15 @@ enum Command {
     /// HBase's Thrift1 gateway (happybase works unchanged) on an embedded store, with
     /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR] [-p PORT]`.
     Serve(serve::ServeArgs),
+    /// The regions of an embedded store's tables (the shell's `list_regions`):
+    /// `cairn regions --data DIR [TABLE]`.
+    Regions(regions::RegionsArgs),
+    /// Splits a table's regions or one region of an embedded store (the shell's `split`):
+    /// `cairn split --data DIR TABLE|REGION [SPLIT_ROW]`.
+    Split(regions::SplitArgs),
+    /// Merges two adjacent regions of an embedded store (the shell's `merge_region`):
+    /// `cairn merge --data DIR REGION REGION`.
+    Merge(regions::MergeArgs),
 }
 
 /// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
@@ -97,6 +107,9 @@ fn main() -> ExitCode {
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Regions(a) => regions::run_regions(a),
+        Command::Split(a) => regions::run_split(a),
+        Command::Merge(a) => regions::run_merge(a),
     };
     match result {
         Ok(code) => code,

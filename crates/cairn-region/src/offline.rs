@@ -100,17 +100,35 @@ pub fn family_dirs(path: &str) -> Result<Vec<FamilyDir>> {
             path.display()
         )));
     }
+    // A split or merge parent (offline in its .regioninfo) is never compacted: its children
+    // read its files through references until they compact them away.
+    let is_parent = |region: &Path| -> Result<bool> {
+        Ok(crate::layout::read_region_info(fs_ref, region)?.offline)
+    };
+    let refuse_parent = |region: &Path| {
+        RegionError::InvalidArgument(format!(
+            "{}: a split or merge parent; its children refer to its files, so it is not compacted",
+            region.display()
+        ))
+    };
     let (table_dir, fams) = if is_dir(&path.join(TABLE_DESC_DIR))? {
         let mut fams = Vec::new();
         for r in subdirs(path)? {
-            if is_region(&r)? {
+            if is_region(&r)? && !is_parent(&r)? {
                 fams.extend(families_of(&r)?);
             }
         }
         (Some(path.to_path_buf()), fams)
     } else if is_region(path)? {
+        if is_parent(path)? {
+            return Err(refuse_parent(path));
+        }
         (path.parent().map(Path::to_path_buf), families_of(path)?)
     } else if path.parent().map(is_region).transpose()?.unwrap_or(false) {
+        let region = path.parent().expect("checked");
+        if is_parent(region)? {
+            return Err(refuse_parent(region));
+        }
         (
             path.parent().and_then(Path::parent).map(Path::to_path_buf),
             vec![path.to_path_buf()],

@@ -94,6 +94,11 @@ impl Region {
         Ok((outcome, retried))
     }
 
+    /// Whether a store still refers to a split or merge parent's files.
+    pub fn has_references(&self) -> bool {
+        self.stores.values().any(|s| s.has_references())
+    }
+
     /// Whether any store has enough files for a minor compaction.
     pub fn needs_compaction(&self) -> bool {
         self.stores.values().any(|s| {

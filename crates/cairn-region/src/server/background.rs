@@ -130,7 +130,11 @@ impl RegionServer {
                         let _ = tx.send(Work::Flush(r.clone()));
                     }
                 }
-                if r.needs_compaction() && r.compaction_retry.lock().due(now) {
+                // A split or merge child compacts its references away soon after it opens
+                // (HBase requests that compaction when it opens a region holding them).
+                if (r.needs_compaction() || r.has_references())
+                    && r.compaction_retry.lock().due(now)
+                {
                     if let Some(tx) = &self.compact_tx {
                         let _ = tx.send(Work::Compact(r.clone(), false));
                     }
