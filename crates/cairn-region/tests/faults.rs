@@ -238,6 +238,38 @@ fn random_rule(rng: &mut StdRng) -> FaultRule {
     rule
 }
 
+/// Splits the region holding a random row at that row, or merges two random adjacent
+/// regions; returns what it did. Errors (a row at a region's start, references not yet
+/// compacted away, injected faults) are the test's to log, not to fail on.
+fn split_or_merge(
+    s: &RegionServer,
+    rng: &mut StdRng,
+    split: bool,
+) -> Result<String, cairn_region::RegionError> {
+    let regions = s.table(&table())?.regions.clone();
+    if split {
+        let row = row_key(rng.random_range(0..ROWS));
+        let r = regions
+            .iter()
+            .find(|r| r.info.contains_row(row.as_bytes()))
+            .expect("the regions cover every row");
+        let (a, b) = s.split_region(r.info.encoded_name.as_bytes(), Some(row.as_bytes()))?;
+        Ok(format!(
+            "{} into {} and {}",
+            r.info.encoded_name, a.encoded_name, b.encoded_name
+        ))
+    } else if regions.len() > 1 {
+        let i = rng.random_range(0..regions.len() - 1);
+        let m = s.merge_regions(
+            regions[i].info.encoded_name.as_bytes(),
+            regions[i + 1].info.encoded_name.as_bytes(),
+        )?;
+        Ok(format!("into {}", m.encoded_name))
+    } else {
+        Ok("nothing to merge".into())
+    }
+}
+
 /// Simulates a machine crash: the disk stops, the process dies (the server is dropped
 /// without closing), unsynced data goes, the machine restarts and the server reopens.
 fn crash_and_reopen(
@@ -265,7 +297,7 @@ fn crash_and_reopen(
     s
 }
 
-fn run_case(seed: u64) -> (usize, usize, u64) {
+fn run_case(seed: u64) -> (usize, usize, u64, usize) {
     let mut case = Case {
         seed,
         log: Vec::new(),
@@ -287,6 +319,8 @@ fn run_case(seed: u64) -> (usize, usize, u64) {
     let mut m = Model::default();
     let mut clock = 1_700_000_000_000i64;
     let (mut crashes, mut acked, mut injected) = (0, 0, 0);
+    // Splits and merges that went through.
+    let mut transitions = 0;
     let mut failing_streak = 0;
     for step in 0..STEPS {
         let roll = rng.random_range(0..100);
@@ -365,11 +399,20 @@ fn run_case(seed: u64) -> (usize, usize, u64) {
                 let result = s.flush_table(&t);
                 case.log.push(format!("step {step}: flush: {result:?}"));
             }
-            72..=75 => {
+            72..=73 => {
                 let major = rng.random_bool(0.3);
                 let result = s.compact_table(&t, major);
                 case.log
                     .push(format!("step {step}: compact major={major}: {result:?}"));
+            }
+            74..=75 => {
+                let split = roll == 74;
+                let result = split_or_merge(&s, &mut rng, split);
+                transitions += result.is_ok() as usize;
+                case.log.push(format!(
+                    "step {step}: {} {result:?}",
+                    if split { "split" } else { "merge" }
+                ));
             }
             76..=84 => {
                 let rule = random_rule(&mut rng);
@@ -394,12 +437,16 @@ fn run_case(seed: u64) -> (usize, usize, u64) {
                     "step {step}: machine crashes in {after} operations"
                 ));
                 fs.deactivate_after(after, io::Error::other("machine crashed"));
-                let result = if rng.random_bool(0.5) {
-                    s.flush_table(&t)
-                } else {
-                    s.compact_table(&t, rng.random_bool(0.5))
+                let result = match rng.random_range(0..4) {
+                    0 => s.flush_table(&t),
+                    1 => s.compact_table(&t, rng.random_bool(0.5)),
+                    2 => split_or_merge(&s, &mut rng, true)
+                        .map(|r| case.log.push(format!("  split {r}"))),
+                    _ => split_or_merge(&s, &mut rng, false)
+                        .map(|r| case.log.push(format!("  merge {r}"))),
                 };
-                case.log.push(format!("  flush/compact: {result:?}"));
+                case.log
+                    .push(format!("  flush/compact/split/merge: {result:?}"));
                 injected += fs.injected();
                 s = crash_and_reopen(s, &fs, dir.path(), &case);
                 crashes += 1;
@@ -435,7 +482,7 @@ fn run_case(seed: u64) -> (usize, usize, u64) {
     s = crash_and_reopen(s, &fs, dir.path(), &case);
     verify(&s, &m, &case, "after the last crash");
     drop(s);
-    (crashes + 1, acked, injected)
+    (crashes + 1, acked, injected, transitions)
 }
 
 #[test]
@@ -444,8 +491,8 @@ fn acknowledged_writes_survive_faults_and_crashes() {
         .ok()
         .and_then(|s| s.parse().ok())
     {
-        let (crashes, acked, injected) = run_case(seed);
-        eprintln!("seed {seed}: {crashes} crashes, {acked} acknowledged writes, {injected} faults injected");
+        let (crashes, acked, injected, transitions) = run_case(seed);
+        eprintln!("seed {seed}: {crashes} crashes, {acked} acknowledged writes, {injected} faults injected, {transitions} splits and merges");
         return;
     }
     let budget = Duration::from_secs(
@@ -459,18 +506,21 @@ fn acknowledged_writes_survive_faults_and_crashes() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64;
-    let (mut cases, mut crashes, mut acked, mut injected) = (0, 0, 0, 0);
+    let (mut cases, mut crashes, mut acked, mut injected, mut transitions) = (0, 0, 0, 0, 0);
     while started.elapsed() < budget || cases == 0 {
         let seed = base.wrapping_add((cases as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let (c, a, i) = run_case(seed);
+        let (c, a, i, t) = run_case(seed);
         cases += 1;
+        transitions += t;
         crashes += c;
         acked += a;
         injected += i;
     }
     eprintln!(
-        "{cases} cases, {crashes} crashes, {acked} acknowledged writes, {injected} faults injected, {:.1}s",
+        "{cases} cases, {crashes} crashes, {acked} acknowledged writes, {injected} faults injected, {transitions} splits and merges, {:.1}s",
         started.elapsed().as_secs_f64()
     );
-    assert!(crashes > cases && acked > cases * 10 && injected > cases as u64);
+    assert!(
+        crashes > cases && acked > cases * 10 && injected > cases as u64 && transitions > cases
+    );
 }
