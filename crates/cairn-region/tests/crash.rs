@@ -4,14 +4,14 @@
 //! is there. Repeated over one directory, so recovery also recovers from earlier crashes.
 //! WAL segments are small, so recovery also reads recycled segments.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_region::{
-    ColumnFamilyDescriptor, Get, Put, RegionServer, ServerConfig, TableDescriptor, TableName,
+    ColumnFamilyDescriptor, Put, RegionServer, ServerConfig, TableDescriptor, TableName,
 };
+
+mod killed_child;
 
 const CHILD_ENV: &str = "CAIRN_CRASH_CHILD_DIR";
 
@@ -83,26 +83,9 @@ fn recycled_segments(wal_dir: &std::path::Path) -> usize {
         .count()
 }
 
-fn verify(s: &RegionServer, rows: &[&String], trial: usize) {
-    let t = table();
-    for chunk in rows.chunks(500) {
-        let gets = chunk.iter().map(|r| Get::new(r.as_bytes())).collect();
-        let got = s.get_many(&t, gets).unwrap();
-        for (row, cells) in chunk.iter().zip(got) {
-            assert!(
-                cells
-                    .first()
-                    .is_some_and(|c| c.as_cell().value == row.as_bytes()),
-                "trial {trial}: acknowledged put {row} is missing after SIGKILL and recovery"
-            );
-        }
-    }
-}
-
 #[test]
 fn every_acknowledged_put_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let started = Instant::now();
     let mut acked: Vec<String> = Vec::new();
     let mut seed = 0x9e3779b97f4a7c15u64;
@@ -112,38 +95,22 @@ fn every_acknowledged_put_survives_sigkill() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, dir.path())
-            .env("CAIRN_CRASH_TRIAL", trial.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(|l| l.ok())
-                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
-                .collect::<Vec<_>>()
-        });
         // Let it start (recovery and table creation), then kill at a random moment.
-        std::thread::sleep(Duration::from_millis(30 + seed % 120));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let new = reader.join().unwrap();
+        let new = killed_child::kill_after(
+            "crash_child",
+            &[
+                (CHILD_ENV, dir.path().display().to_string()),
+                ("CAIRN_CRASH_TRIAL", trial.to_string()),
+            ],
+            Duration::from_millis(30 + seed % 120),
+        );
         recycled_reads += recycled_segments(&dir.path().join("WALs"));
         let s = open(dir.path(), false);
         // This trial's acknowledged rows, and a sample of earlier trials' (all of them are
         // checked once more at the end).
         let mut check: Vec<&String> = new.iter().collect();
-        if !acked.is_empty() {
-            check.extend(
-                (0..200).map(|i| &acked[(seed as usize).wrapping_add(i * 7919) % acked.len()]),
-            );
-        }
-        verify(&s, &check, trial);
+        check.extend(killed_child::sample(&acked, seed, 200));
+        killed_child::verify_acked(&s, &table(), &check, trial);
         acked.extend(new);
         drop(s);
     }
@@ -157,7 +124,7 @@ fn every_acknowledged_put_survives_sigkill() {
         "no recovery read a recycled WAL segment: the test misses that path"
     );
     let s = open(dir.path(), false);
-    verify(&s, &acked.iter().collect::<Vec<_>>(), trials);
+    killed_child::verify_acked(&s, &table(), &acked.iter().collect::<Vec<_>>(), trials);
     eprintln!(
         "{trials} SIGKILL trials, {} acknowledged puts all recovered, {:.1}s",
         acked.len(),

@@ -6,15 +6,15 @@
 //! redone, or parents opened beside their daughters, would show rows twice). Repeated over
 //! one directory, so recovery also recovers from earlier kills.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_region::{
-    ColumnFamilyDescriptor, Get, Put, RegionError, RegionServer, Scan, ServerConfig,
-    TableDescriptor, TableName,
+    ColumnFamilyDescriptor, Put, RegionError, RegionServer, Scan, ServerConfig, TableDescriptor,
+    TableName,
 };
+
+mod killed_child;
 
 const CHILD_ENV: &str = "CAIRN_SPLIT_KILL_CHILD_DIR";
 
@@ -87,18 +87,7 @@ fn split_kill_child() {
 
 fn verify(s: &RegionServer, rows: &[&String], trial: usize) {
     let t = table();
-    for chunk in rows.chunks(500) {
-        let gets = chunk.iter().map(|r| Get::new(r.as_bytes())).collect();
-        let got = s.get_many(&t, gets).unwrap();
-        for (row, cells) in chunk.iter().zip(got) {
-            assert!(
-                cells
-                    .first()
-                    .is_some_and(|c| c.as_cell().value == row.as_bytes()),
-                "trial {trial}: acknowledged put {row} is missing after SIGKILL and recovery"
-            );
-        }
-    }
+    killed_child::verify_acked(s, &t, rows, trial);
     let mut last: Option<Vec<u8>> = None;
     for r in s.scanner(&t, Scan::new()).unwrap() {
         let row = r.unwrap()[0].key().row().to_vec();
@@ -114,7 +103,6 @@ fn verify(s: &RegionServer, rows: &[&String], trial: usize) {
 #[test]
 fn every_acknowledged_put_survives_sigkill_during_splits() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let started = Instant::now();
     let mut acked: Vec<String> = Vec::new();
     let mut seed = 0x2545f4914f6cdd1du64;
@@ -124,40 +112,19 @@ fn every_acknowledged_put_survives_sigkill_during_splits() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "split_kill_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, dir.path())
-            .env("CAIRN_SPLIT_KILL_TRIAL", trial.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(|l| l.ok())
-                .filter_map(|l| l.strip_prefix("ack ").map(str::to_string))
-                .collect::<Vec<_>>()
-        });
-        std::thread::sleep(Duration::from_millis(100 + seed % 400));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let new = reader.join().unwrap();
+        let new = killed_child::kill_after(
+            "split_kill_child",
+            &[
+                (CHILD_ENV, dir.path().display().to_string()),
+                ("CAIRN_SPLIT_KILL_TRIAL", trial.to_string()),
+            ],
+            Duration::from_millis(100 + seed % 400),
+        );
         let s = open(dir.path(), false);
         finished += s.recovery.transitions_finished;
         undone += s.recovery.transitions_undone;
         let mut check: Vec<&String> = new.iter().collect();
-        if !acked.is_empty() {
-            check.extend(
-                (0..200).map(|i| &acked[(seed as usize).wrapping_add(i * 7919) % acked.len()]),
-            );
-        }
+        check.extend(killed_child::sample(&acked, seed, 200));
         verify(&s, &check, trial);
         acked.extend(new);
         drop(s);
