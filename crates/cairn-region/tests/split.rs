@@ -636,3 +636,94 @@ fn a_growing_table_splits_by_itself() {
     assert!(s.table(&t).unwrap().regions.len() >= regions);
     assert_eq!(rows(&s), want);
 }
+
+/// A table scan that is in the middle of a region when that region (or the next one) is
+/// split or merged goes on with the new regions: every row once, in order, both ways.
+#[test]
+fn a_scan_goes_on_across_splits_and_merges_made_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let t = create(&s, "t", &["row00100", "row00200"]);
+    load(&s, &t, 300, 0);
+    let want: Vec<String> = (0..300).map(row).collect();
+    let enc =
+        |s: &RegionServer, i: usize| s.table(&t).unwrap().regions[i].info.encoded_name.clone();
+    for reversed in [false, true] {
+        for change in 0..3 {
+            let mut scan = Scan::new();
+            scan.reversed = reversed;
+            let mut sc = s.scanner(&t, scan).unwrap();
+            let mut got = Vec::new();
+            // Into the first region scanned (the last one when reversed).
+            for _ in 0..50 {
+                let r = sc.next_row().unwrap().unwrap();
+                got.push(String::from_utf8(r[0].key().row().to_vec()).unwrap());
+            }
+            let n = s.table(&t).unwrap().regions.len();
+            match change {
+                // The region being scanned merges with its neighbour.
+                0 => {
+                    let (a, b) = if reversed { (n - 2, n - 1) } else { (0, 1) };
+                    s.merge_regions(enc(&s, a).as_bytes(), enc(&s, b).as_bytes())
+                        .unwrap();
+                }
+                // The next region to scan splits.
+                1 => {
+                    let (i, at) = if reversed {
+                        (n - 2, "row00150")
+                    } else {
+                        (1, "row00150")
+                    };
+                    s.split_region(enc(&s, i).as_bytes(), Some(at.as_bytes()))
+                        .unwrap();
+                }
+                // The region being scanned splits.
+                _ => {
+                    let (i, at) = if reversed {
+                        (n - 1, "row00250")
+                    } else {
+                        (0, "row00030")
+                    };
+                    s.split_region(enc(&s, i).as_bytes(), Some(at.as_bytes()))
+                        .unwrap();
+                }
+            }
+            for r in sc {
+                got.push(String::from_utf8(r.unwrap()[0].key().row().to_vec()).unwrap());
+            }
+            let mut w = want.clone();
+            if reversed {
+                w.reverse();
+            }
+            assert_eq!(got, w, "reversed={reversed} change={change}");
+            // Back to three regions with no references for the next round.
+            s.compact_table(&t, true).unwrap();
+            while s.table(&t).unwrap().regions.len() > 3 {
+                let n = s.table(&t).unwrap().regions.len();
+                let regions = s.table(&t).unwrap().regions.clone();
+                let i = (0..n - 1)
+                    .find(|&i| {
+                        regions[i + 1].info.start_key != b"row00100"
+                            && regions[i + 1].info.start_key != b"row00200"
+                    })
+                    .unwrap();
+                s.merge_regions(enc(&s, i).as_bytes(), enc(&s, i + 1).as_bytes())
+                    .unwrap();
+                s.compact_table(&t, true).unwrap();
+            }
+            while s.table(&t).unwrap().regions.len() < 3 {
+                let regions = s.table(&t).unwrap().regions.clone();
+                let (i, at) = if regions[0].info.end_key.is_empty()
+                    || regions[0].info.end_key.as_slice() > b"row00100".as_slice()
+                {
+                    (0, "row00100")
+                } else {
+                    (regions.len() - 1, "row00200")
+                };
+                s.split_region(enc(&s, i).as_bytes(), Some(at.as_bytes()))
+                    .unwrap();
+                s.compact_table(&t, true).unwrap();
+            }
+        }
+    }
+}
