@@ -10,6 +10,7 @@ mod checksum;
 mod compact;
 mod hbase_args;
 mod hfile;
+mod importtsv;
 mod pe;
 mod serve;
 mod ycsb;
@@ -54,6 +55,10 @@ enum Command {
     /// HBase's Thrift1 gateway (happybase works unchanged) on an embedded store, with
     /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR] [-p PORT]`.
     Serve(serve::ServeArgs),
+    /// HBase's ImportTsv with bulk output, without MapReduce: TSV lines to HFiles split at the
+    /// table's region boundaries, for completebulkload: `cairn importtsv
+    /// -Dimporttsv.columns=HBASE_ROW_KEY,f:a -Dimporttsv.bulk.output=DIR TABLE INPUT`.
+    Importtsv(importtsv::ImportTsvArgs),
 }
 
 /// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
@@ -97,6 +102,7 @@ fn main() -> ExitCode {
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Importtsv(a) => importtsv::run(a),
     };
     match result {
         Ok(code) => code,
