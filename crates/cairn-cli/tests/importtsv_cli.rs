@@ -7,6 +7,8 @@
 
 #[path = "../../cairn-hfile/tests/support/hbase.rs"]
 mod hbase;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -466,6 +468,70 @@ fn an_embedded_store_gives_regions_and_family_settings() {
         "{}",
         text(&r.stderr)
     );
+}
+
+/// A running `cairn serve` gives the regions and family settings over Thrift.
+#[test]
+fn a_running_cairn_gives_regions_over_thrift() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    {
+        let mut c = cairn_region::ServerConfig::new(&data);
+        c.background = false;
+        let s = cairn_region::RegionServer::open(c).unwrap();
+        let f = ColumnFamilyDescriptor::new("f").compression(Compression::Gz);
+        let g = ColumnFamilyDescriptor::new("g").bloom_type(BloomType::None);
+        s.create_table(
+            TableDescriptor::new(TableName::parse("t").unwrap())
+                .with_family(f)
+                .with_family(g),
+            &[b"row01000".to_vec(), b"row02000".to_vec()],
+        )
+        .unwrap();
+        s.close().unwrap();
+    }
+    let server = serve::Server::start(&data, &[]);
+    let thrift = server
+        .stdout
+        .lock()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.split("thrift on ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .map(str::to_string)
+        .expect("the Thrift address");
+    let gen = generate(5, 1, 3000, false);
+    let input = tmp.path().join("in");
+    write_input(&input, &gen);
+    let out = tmp.path().join("out");
+    let r = cairn(&[
+        "importtsv",
+        &format!("-Dimporttsv.columns={COLUMNS}"),
+        &format!("-Dimporttsv.bulk.output={}", out.display()),
+        "--thrift",
+        &thrift,
+        "t",
+        input.to_str().unwrap(),
+    ]);
+    drop(server);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert!(
+        text(&r.stdout).contains("(3 regions: "),
+        "{}",
+        text(&r.stdout)
+    );
+    let files = read_output(&out);
+    check_output(&files, &gen, &[b"row01000", b"row02000"]);
+    for f in &files {
+        let fam = f.path.parent().unwrap().file_name().unwrap();
+        let (compression, bloom) = if fam == "f" {
+            (Compression::Gz, BloomType::Row)
+        } else {
+            (Compression::None, BloomType::None)
+        };
+        assert_eq!(f.reader.trailer().compression, compression);
+        assert_eq!(f.reader.bloom_type(), bloom);
+    }
 }
 
 #[test]
