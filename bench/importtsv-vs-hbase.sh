@@ -23,7 +23,8 @@
 # (40 bytes), REGIONS (4), SORT_MEMORY (256M, cairn's --sort-memory), TASKS (2: HBase's
 # mapreduce.local.map/reduce.tasks.maximum), CLIENT_HEAP (4g), CLUSTER (cairn | hbase),
 # CAIRN_BIN (default: target/release/cairn, built with cargo when unset), OUT (default
-# bench/results/<date>-importtsv-<commit>), KEEP=1 (keep the scratch directory),
+# bench/results/<date>-importtsv-<commit>), BIN_NOTE (how CAIRN_BIN was built, for the
+# report), KEEP=1 (keep the scratch directory),
 # MVN_OFFLINE=1. Needs java 17, mvn (once, for interop/hbase's jars), python3.
 # Not part of the test suite.
 set -euo pipefail
@@ -58,7 +59,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 if [ -z "${CAIRN_BIN:-}" ]; then
     cargo build --release --locked -p cairn-cli
     CAIRN_BIN=target/release/cairn
+    BIN_NOTE=${BIN_NOTE:-"release build"}
 fi
+BIN_NOTE=${BIN_NOTE:-"CAIRN_BIN=$CAIRN_BIN"}
 case "$CAIRN_BIN" in /*) ;; *) CAIRN_BIN="$root/$CAIRN_BIN" ;; esac
 [ -x "$CAIRN_BIN" ] || { echo "no cairn binary at $CAIRN_BIN" >&2; exit 1; }
 
@@ -170,7 +173,7 @@ stop_server() {
 }
 
 # ---- input ---------------------------------------------------------------------------------
-# Rows "r" + 10 random digits in random order; split keys "r<d>" at even steps of the first
+# Rows "r" + 10 random digits (distinct) in random order; split keys "r<d>" at even steps of the first
 # digit(s); COLUMNS values of VALUE_SIZE printable bytes.
 input="$work/input.tsv"
 splits="$work/splits.txt"
@@ -181,8 +184,9 @@ rng = random.Random(26)
 alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 pool = ["".join(rng.choice(alphabet) for _ in range(size + 64))]
 with open(out, "w") as f:
-    for _ in range(rows):
-        key = "r%010d" % rng.randrange(10**10)
+    # distinct keys, so every run must write exactly rows x cols cells
+    for k in rng.sample(range(10**10), rows):
+        key = "r%010d" % k
         vals = []
         for c in range(cols):
             o = rng.randrange(64)
@@ -264,10 +268,10 @@ done
 stop_server
 
 python3 - "$results" "$OUT/report.md" "$ROWS" "$input_bytes" "$REGIONS" "$COLUMNS" "$VALUE_SIZE" \
-    "$CLUSTER" "$TASKS" "$SORT_MEMORY" "$commit" <<'EOF'
+    "$CLUSTER" "$TASKS" "$SORT_MEMORY" "$commit" "$BIN_NOTE" <<'EOF'
 import csv, statistics, sys
 results, report = sys.argv[1], sys.argv[2]
-rows, input_bytes, regions, cols, size, cluster, tasks, sortmem, commit = sys.argv[3:]
+rows, input_bytes, regions, cols, size, cluster, tasks, sortmem, commit, binary = sys.argv[3:]
 runs = list(csv.DictReader(open(results), delimiter="\t"))
 by = {}
 for r in runs:
@@ -282,7 +286,7 @@ lines.append(f"# cairn importtsv vs HBase 2.6.1 ImportTsv (bulk output, MapReduc
 lines.append(f"Commit {commit}. Input: {rows} rows x {cols} columns of {size} bytes "
              f"({int(input_bytes) / 1e6:.1f} MB of TSV), {regions} regions, one family with "
              f"HBase's default settings. HBase: LocalJobRunner with {tasks} map and {tasks} reduce "
-             f"slots, cluster = {cluster}; cairn: --sort-memory {sortmem}. "
+             f"slots, cluster = {cluster}; cairn: --sort-memory {sortmem}, {binary}. "
              f"{len(by.get('cairn', []))} rounds each, alternating order; CPU = user + sys of the "
              f"tool's process (/usr/bin/time).\n")
 lines.append("| tool | best wall s | median wall s | best CPU s | median CPU s | files | output MB |")
