@@ -557,6 +557,8 @@ fn bad_lines_fail_the_run_when_not_skipped() {
         )),
         "{err}"
     );
+    // The failed run's output directory is gone, so the same command can run again.
+    assert!(!out.exists(), "a failed run left {}", out.display());
 }
 
 #[test]

@@ -67,6 +67,18 @@ impl ExternalSorter {
 
     /// Adds a record.
     pub fn push(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.len() > u32::MAX as usize || value.len() > u32::MAX as usize {
+            anyhow::bail!(
+                "a record of {} + {} bytes is too large to sort",
+                key.len(),
+                value.len()
+            );
+        }
+        if self.arena.capacity() == 0 {
+            // Reserved whole so that growing by doubling never holds twice the budget; pages
+            // are only used as records fill them.
+            self.arena.reserve_exact(self.budget);
+        }
         let need = key.len() + value.len() + ENTRY_OVERHEAD;
         if !self.entries.is_empty() && self.buffered() + need > self.budget {
             self.spill()?;

@@ -9,6 +9,7 @@ mod external_sort;
 mod input;
 mod options;
 mod parser;
+mod pipeline;
 mod regions;
 
 use std::path::{Path, PathBuf};
@@ -18,12 +19,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use cairn_bench::cpu::cpu_times;
 use cairn_bench::units::human;
-use cairn_hfile::cell::{compare_keys, write_key, CellType, KeyRef};
+use cairn_hfile::cell::{compare_keys, KeyRef};
 use cairn_region::{ColumnFamilyDescriptor, TableName};
 use clap::Args;
 
 use external_sort::ExternalSorter;
-use options::{Options, BAD_LINES_SHOWN};
+use options::Options;
 use parser::LineParser;
 use regions::TableLayout;
 
@@ -107,18 +108,6 @@ fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     compare_keys(&KeyRef::from_valid(a), &KeyRef::from_valid(b))
 }
 
-/// What a run did.
-#[derive(Default)]
-struct Counts {
-    lines: u64,
-    bad_lines: u64,
-    input_bytes: u64,
-    cells_in: u64,
-    duplicates: u64,
-    rows: u64,
-    cells: u64,
-}
-
 pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
     let usage = |e: anyhow::Error| Ok(crate::usage_error("importtsv", &e));
     if a.args.len() != 2 {
@@ -189,7 +178,7 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
 
     let out_dir = PathBuf::from(&o.bulk_output);
     let (compression, encoding) = (o.compression, o.encoding);
-    let mut output = bulk_output::BulkOutput::create(
+    let output = bulk_output::BulkOutput::create(
         &out_dir,
         layout,
         |f| {
@@ -206,96 +195,30 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         .tmp_dir
         .clone()
         .unwrap_or_else(|| out_dir.join("_temporary"));
-    let mut sorter = ExternalSorter::new(key_order, budget, &tmp_parent)?;
-
-    let total: u64 = files.iter().map(|(_, n)| *n).sum();
-    let bar = cairn_bench::progress::bytes("reading", total);
-    let mut c = Counts::default();
-    let mut parser = LineParser::new(
+    let parser = LineParser::new(
         o.columns.clone(),
         o.separator,
         o.timestamp,
         o.skip_empty_columns,
         now,
     );
-    let mut key = Vec::new();
-    let mut input_bytes = 0u64;
-    for (path, _) in &files {
-        input::for_each_line(
-            path,
-            |pos, line| {
-                c.lines += 1;
-                let parsed = parser.parse(line, |row, ts, cells| -> Result<u64> {
-                    let mut n = 0;
-                    for cell in cells {
-                        write_key(
-                            &mut key,
-                            row,
-                            cell.family,
-                            cell.qualifier,
-                            ts,
-                            CellType::Put.code(),
-                        )?;
-                        sorter.push(&key, cell.value)?;
-                        n += 1;
-                    }
-                    Ok(n)
-                });
-                match parsed {
-                    Ok(n) => c.cells_in += n?,
-                    Err(msg) => {
-                        let place = format!("{} line {}", path.display(), pos.number);
-                        if !o.skip_bad_lines {
-                            anyhow::bail!("{place}: Bad line at offset: {}: {msg}", pos.offset);
-                        }
-                        c.bad_lines += 1;
-                        if c.bad_lines as usize <= BAD_LINES_SHOWN || o.log_bad_lines {
-                            bar.suspend(|| {
-                                if o.log_bad_lines {
-                                    eprintln!("{}", String::from_utf8_lossy(line));
-                                }
-                                eprintln!("Bad line at offset: {} ({place}):\n{msg}", pos.offset)
-                            });
-                        }
-                    }
-                }
-                Ok(())
-            },
-            |n| {
-                input_bytes += n;
-                bar.inc(n);
-            },
-        )?;
-    }
-    c.input_bytes = input_bytes;
-    bar.finish_and_clear();
-    let runs = sorter.runs();
-    let spilled = sorter.spilled_bytes();
-    let read_secs = started.elapsed().as_secs_f64();
-
-    // Equal keys: the first pushed wins, as HBase's PutSortReducer keeps the first of equal
-    // cells (its TreeSet ignores later ones).
-    let mut prev_key: Vec<u8> = Vec::new();
-    let mut prev_row: Vec<u8> = Vec::new();
-    let mut first = true;
-    sorter.finish(|k, v| {
-        if !first && k == prev_key.as_slice() {
-            c.duplicates += 1;
-            return Ok(());
+    let imported = ExternalSorter::new(key_order, budget, &tmp_parent)
+        .and_then(|sorter| pipeline::import(&files, parser, &o, sorter, output, started));
+    // The output directory is this run's (it must not exist before): a failed run leaves
+    // nothing behind, so it can be run again as it was.
+    let pipeline::Outcome {
+        counts: c,
+        files: written,
+        runs,
+        spilled,
+        read_secs,
+    } = match imported {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&out_dir);
+            return Err(e);
         }
-        let row = KeyRef::from_valid(k).row();
-        if first || row != prev_row.as_slice() {
-            c.rows += 1;
-            prev_row.clear();
-            prev_row.extend_from_slice(row);
-        }
-        first = false;
-        prev_key.clear();
-        prev_key.extend_from_slice(k);
-        c.cells += 1;
-        output.append(k, v)
-    })?;
-    let written = output.finish()?;
+    };
     let wall = started.elapsed().as_secs_f64();
     let (user, sys) = cpu_times();
     let cpu = (user - cpu0.0) + (sys - cpu0.1);
