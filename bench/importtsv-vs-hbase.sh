@@ -209,7 +209,7 @@ client_java SplitTable importtsv_bench f "$splits" >"$OUT/logs/split-table.log" 
 }
 
 results="$OUT/runs.tsv"
-printf 'tool\tround\twall_s\tuser_s\tsys_s\tcells\tfiles\tbytes\n' >"$results"
+printf 'tool\tround\twall_s\tuser_s\tsys_s\tcells\tfiles\tbytes\tload1\n' >"$results"
 
 # cells and files of an output directory, read back with cairn's HFile tool
 count_output() { # DIR -> "cells files bytes"
@@ -226,6 +226,9 @@ count_output() { # DIR -> "cells files bytes"
 run_tool() { # TOOL ROUND
     local tool=$1 round=$2 out="$work/out-$1-$2" log="$OUT/logs/$1-r$2.log" t
     rm -rf "$out"
+    # the machine's 1-minute load average before the run: wall times on a shared machine
+    # mean little without it
+    load1=$(cut -d' ' -f1 /proc/loadavg)
     t="$work/time-$tool-$round"
     case "$tool" in
         cairn)
@@ -255,8 +258,8 @@ run_tool() { # TOOL ROUND
         echo "$tool round $round wrote $cells cells, expected $((ROWS * COLUMNS))" >&2
         exit 1
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$round" "$wall" "$user" "$sys" \
-        "$cells" "$files" "$bytes" >>"$results"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$round" "$wall" "$user" "$sys" \
+        "$cells" "$files" "$bytes" "$load1" >>"$results"
     echo "round $round $tool: ${wall} s wall, ${user} s user, ${sys} s sys, $files files, $bytes bytes"
     rm -rf "$out"
 }
@@ -304,6 +307,11 @@ if "cairn" in s and "hbase" in s:
     lines.append("")
     lines.append(f"Median wall time: HBase / cairn = {s['hbase'][1] / s['cairn'][1]:.1f}x; "
                  f"median CPU: {s['hbase'][3] / s['cairn'][3]:.1f}x.")
+loads = [float(r["load1"]) for r in runs if r.get("load1")]
+if loads:
+    lines.append("")
+    lines.append(f"1-minute load average before the runs: {min(loads):.1f} to {max(loads):.1f} "
+                 f"(the machine's cores: see nproc); CPU seconds are the steadier comparison.")
 lines.append("")
 lines.append("Every run's output was read back (`cairn hfile -m`): both wrote "
              f"{int(rows) * int(cols)} cells. Per-run numbers: runs.tsv; logs: logs/.")
