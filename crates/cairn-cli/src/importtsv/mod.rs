@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cairn_bench::cpu::cpu_times;
 use cairn_bench::units::human;
 use cairn_hfile::cell::{compare_keys, KeyRef};
@@ -108,6 +108,8 @@ fn key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     compare_keys(&KeyRef::from_valid(a), &KeyRef::from_valid(b))
 }
 
+/// Runs `cairn importtsv`: exit code 2 for bad usage (HBase's messages), 1 when the input
+/// cannot be read or the output written (or a bad line with `importtsv.skip.bad.lines=false`).
 pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
     let usage = |e: anyhow::Error| Ok(crate::usage_error("importtsv", &e));
     if a.args.len() != 2 {
@@ -136,7 +138,7 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         eprintln!("cairn importtsv: -D {k} has no meaning here; ignored");
     }
     let input = Path::new(&a.args[1]);
-    let files = input_files_or_usage(input)?;
+    let files = input::input_files(input)?;
     let wanted = o.columns.families();
     let mut layout = if let Some(root) = &a.data {
         TableLayout::from_store(root, &table)?
@@ -260,11 +262,6 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         cpu.as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The input's files; a missing input is a usage error naming it.
-fn input_files_or_usage(input: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    input::input_files(input).with_context(|| "reading the input".to_string())
 }
 
 #[cfg(test)]
