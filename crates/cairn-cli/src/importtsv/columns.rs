@@ -92,11 +92,7 @@ impl Columns {
                 }
                 n => {
                     let (family, qualifier) = n.split_once(':').unwrap_or((n, ""));
-                    if family.is_empty() || family.len() > 127 {
-                        return Err(format!(
-                            "column {n:?}: a family name is 1 to 127 bytes long"
-                        ));
-                    }
+                    check_family(family)?;
                     Column::Cell {
                         family: family.as_bytes().to_vec(),
                         qualifier: qualifier.as_bytes().to_vec(),
@@ -122,6 +118,36 @@ impl Columns {
             })
             .collect()
     }
+}
+
+/// HBase's `ColumnFamilyDescriptorBuilder.isLegalColumnFamilyName` (plus its 127-byte
+/// limit): the name becomes a directory of the output, so `/`, `\\` and a leading `.` are
+/// refused here as HBase refuses them.
+fn check_family(f: &str) -> Result<(), String> {
+    if f.is_empty() {
+        return Err("Column Family name can not be empty".into());
+    }
+    if f.len() > 127 {
+        return Err(format!("Column Family name {f:?} is longer than 127 bytes"));
+    }
+    if f.starts_with('.') {
+        return Err(format!(
+            "Column Family names cannot start with a period: {f}"
+        ));
+    }
+    if f == "recovered.edits" {
+        return Err("Column Family name cannot be: recovered.edits".into());
+    }
+    if let Some(b) = f
+        .bytes()
+        .find(|b| *b < 0x20 || *b == 0x7f || matches!(b, b':' | b'\\' | b'/'))
+    {
+        return Err(format!(
+            "Illegal character <{b}>. Column Family names cannot contain control characters or \
+             colons: {f}"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -169,6 +195,11 @@ mod tests {
         );
         assert!(err(Some("HBASE_ROW_KEY,HBASE_TS_KEY")).starts_with("One or more columns"));
         assert!(err(Some("HBASE_ROW_KEY,HBASE_CELL_TTL,a")).contains("not supported"));
-        assert!(err(Some("HBASE_ROW_KEY,:q")).contains("family"));
+        assert!(err(Some("HBASE_ROW_KEY,:q")).contains("can not be empty"));
+        // Names that would leave the output directory, as HBase refuses them.
+        assert!(err(Some("HBASE_ROW_KEY,../x:q")).contains("cannot start with a period"));
+        assert!(err(Some("HBASE_ROW_KEY,a/b:q")).starts_with("Illegal character <47>"));
+        assert!(err(Some("HBASE_ROW_KEY,a\\b")).starts_with("Illegal character <92>"));
+        assert!(err(Some("HBASE_ROW_KEY,recovered.edits")).contains("recovered.edits"));
     }
 }
