@@ -20,7 +20,7 @@
 #   ROWS=200000 ROUNDS=3 bench/importtsv-vs-hbase.sh # smaller
 #
 # Settings (environment): ROWS (1000000), ROUNDS (3), COLUMNS (3 value columns), VALUE_SIZE
-# (40 bytes), REGIONS (4), SORT_MEMORY (256M, cairn's --sort-memory), TASKS (2: HBase's
+# (40 bytes), REGIONS (4), SORT_MEMORY (64M, cairn's --sort-memory default), TASKS (2: HBase's
 # mapreduce.local.map/reduce.tasks.maximum), CLIENT_HEAP (4g), CLUSTER (cairn | hbase),
 # CAIRN_BIN (default: target/release/cairn, built with cargo when unset), OUT (default
 # bench/results/<date>-importtsv-<commit>), BIN_NOTE (how CAIRN_BIN was built, for the
@@ -36,7 +36,7 @@ ROUNDS=${ROUNDS:-3}
 COLUMNS=${COLUMNS:-3}
 VALUE_SIZE=${VALUE_SIZE:-40}
 REGIONS=${REGIONS:-4}
-SORT_MEMORY=${SORT_MEMORY:-256M}
+SORT_MEMORY=${SORT_MEMORY:-64M}
 TASKS=${TASKS:-2}
 CLIENT_HEAP=${CLIENT_HEAP:-4g}
 CLUSTER=${CLUSTER:-cairn}

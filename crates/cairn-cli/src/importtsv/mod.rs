@@ -64,8 +64,9 @@ pub struct ImportTsvArgs {
     /// A running cairn's Thrift address, HOST:PORT.
     #[arg(long, value_name = "HOST:PORT")]
     thrift: Option<String>,
-    /// Memory for sorting before runs spill to disk: bytes, or with K, M, G (KiB...).
-    #[arg(long, value_name = "SIZE", default_value = "256M")]
+    /// Memory for sorting before runs spill to disk: bytes, or with K, M, G (KiB...). Half of
+    /// it fills while the other half is sorted and written on a second thread.
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
     sort_memory: String,
     /// Where sorted runs spill (default: inside the output directory).
     #[arg(long, value_name = "DIR")]
