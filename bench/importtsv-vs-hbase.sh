@@ -116,7 +116,7 @@ start_cairn() { # $1: log file
         --http "" >"$1" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 120); do
-        grep -q "hbase rpc on" "$1" && break
+        grep -qs "hbase rpc on" "$1" && break
         kill -0 "$server_pid" 2>/dev/null || { cat "$1" >&2; echo "cairn serve exited" >&2; exit 1; }
         sleep 0.5
     done
