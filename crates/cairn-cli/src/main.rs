@@ -10,6 +10,7 @@ mod checksum;
 mod compact;
 mod hbase_args;
 mod hfile;
+mod importtsv;
 mod pe;
 mod regions;
 mod serve;
@@ -64,6 +65,10 @@ enum Command {
     /// Merges two adjacent regions of an embedded store (the shell's `merge_region`):
     /// `cairn merge --data DIR REGION REGION`.
     Merge(regions::MergeArgs),
+    /// HBase's ImportTsv with bulk output, without MapReduce: TSV lines to HFiles split at the
+    /// table's region boundaries, for completebulkload: `cairn importtsv
+    /// -Dimporttsv.columns=HBASE_ROW_KEY,f:a -Dimporttsv.bulk.output=DIR TABLE INPUT`.
+    Importtsv(importtsv::ImportTsvArgs),
 }
 
 /// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Regions(a) => regions::run_regions(a),
         Command::Split(a) => regions::run_split(a),
         Command::Merge(a) => regions::run_merge(a),
+        Command::Importtsv(a) => importtsv::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,203 @@
+//! The `-D NAME=VALUE` properties importtsv reads, with ImportTsv's names and defaults.
+
+use anyhow::{bail, Result};
+use cairn_hfile::encoding::DataBlockEncoding;
+use cairn_hfile::Compression;
+
+use super::columns::Columns;
+use super::parser::parse_java_long;
+
+/// `hbase.hregion.max.filesize`: HFileOutputFormat2 rolls a file past this at a row boundary.
+const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024 * 1024;
+
+/// Bad lines printed as they are found; the rest are only counted.
+pub const BAD_LINES_SHOWN: usize = 10;
+
+/// Everything the properties say.
+#[derive(Debug)]
+pub struct Options {
+    /// `importtsv.columns`.
+    pub columns: Columns,
+    /// `importtsv.separator` (one byte; tab).
+    pub separator: u8,
+    /// `importtsv.bulk.output`.
+    pub bulk_output: String,
+    /// `importtsv.timestamp` (default: now, in ms).
+    pub timestamp: i64,
+    /// `importtsv.skip.bad.lines` (true).
+    pub skip_bad_lines: bool,
+    /// `importtsv.log.bad.lines` (false): print bad lines themselves too.
+    pub log_bad_lines: bool,
+    /// `importtsv.skip.empty.columns` (false).
+    pub skip_empty_columns: bool,
+    /// `no.strict` (false): families the table lacks are written with default settings
+    /// instead of refused.
+    pub no_strict: bool,
+    /// `hbase.mapreduce.hfileoutputformat.compression`: overrides every family's.
+    pub compression: Option<Compression>,
+    /// `hbase.mapreduce.hfileoutputformat.datablock.encoding`: overrides every family's.
+    pub encoding: Option<DataBlockEncoding>,
+    /// `hbase.hregion.max.filesize`.
+    pub max_file_size: u64,
+    /// Properties that mean nothing here (MapReduce settings and the like).
+    pub ignored: Vec<String>,
+}
+
+/// Hadoop's `Configuration.getBoolean` spellings.
+fn boolean(k: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => bail!("-D {k}={v}: expected true or false"),
+    }
+}
+
+impl Options {
+    /// Reads `NAME=VALUE` pairs; `now_ms` is the default timestamp. Errors are usage errors.
+    pub fn parse(properties: &[String], now_ms: i64) -> Result<Options> {
+        let mut columns = None;
+        let mut o = Options {
+            columns: Columns {
+                fields: Vec::new(),
+                row_key: 0,
+                timestamp: None,
+                attributes: None,
+            },
+            separator: b'\t',
+            bulk_output: String::new(),
+            timestamp: now_ms,
+            skip_bad_lines: true,
+            log_bad_lines: false,
+            skip_empty_columns: false,
+            no_strict: false,
+            compression: None,
+            encoding: None,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            ignored: Vec::new(),
+        };
+        let mut bulk_output = None;
+        for p in properties {
+            let Some((k, v)) = p.split_once('=') else {
+                bail!("-D {p}: expected NAME=VALUE");
+            };
+            match k.trim() {
+                "importtsv.columns" => columns = Some(v.to_string()),
+                "importtsv.separator" => {
+                    let [b] = v.as_bytes() else {
+                        bail!("TsvParser only supports single-byte separators");
+                    };
+                    o.separator = *b;
+                }
+                "importtsv.bulk.output" => bulk_output = Some(v.to_string()),
+                "importtsv.timestamp" => {
+                    o.timestamp = parse_java_long(v.trim())
+                        .ok_or_else(|| anyhow::anyhow!("-D {k}={v}: not a timestamp in ms"))?
+                }
+                "importtsv.skip.bad.lines" => o.skip_bad_lines = boolean(k, v)?,
+                "importtsv.log.bad.lines" => o.log_bad_lines = boolean(k, v)?,
+                "importtsv.skip.empty.columns" => o.skip_empty_columns = boolean(k, v)?,
+                "no.strict" => o.no_strict = boolean(k, v)?,
+                "importtsv.mapper.class" | "importtsv.dry.run" => {
+                    bail!("-D {k} is not supported by cairn importtsv")
+                }
+                "hbase.mapreduce.hfileoutputformat.compression" => {
+                    o.compression = Some(
+                        v.trim()
+                            .parse()
+                            .map_err(|_| anyhow::anyhow!("-D {k}={v}: unknown compression"))?,
+                    )
+                }
+                "hbase.mapreduce.hfileoutputformat.datablock.encoding" => {
+                    o.encoding = Some(
+                        DataBlockEncoding::from_name(v.trim().to_ascii_uppercase().as_bytes())
+                            .ok_or_else(|| anyhow::anyhow!("-D {k}={v}: unknown encoding"))?,
+                    )
+                }
+                "hbase.hregion.max.filesize" => {
+                    o.max_file_size = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| anyhow::anyhow!("-D {k}={v}: not a size in bytes"))?
+                }
+                _ => o.ignored.push(k.to_string()),
+            }
+        }
+        o.columns = Columns::parse(columns.as_deref()).map_err(anyhow::Error::msg)?;
+        let Some(out) = bulk_output.filter(|s| !s.is_empty()) else {
+            bail!(
+                "cairn importtsv only writes HFiles: set -Dimporttsv.bulk.output=DIR, then load \
+                 them with completebulkload (direct puts into a table are not supported)"
+            );
+        };
+        o.bulk_output = out;
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(props: &[&str]) -> Result<Options> {
+        let props: Vec<String> = props.iter().map(|s| s.to_string()).collect();
+        Options::parse(&props, 42)
+    }
+
+    #[test]
+    fn defaults_and_overrides() {
+        let o = parse(&[
+            "importtsv.columns=HBASE_ROW_KEY,f:a",
+            "importtsv.bulk.output=/o",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                o.separator,
+                o.timestamp,
+                o.skip_bad_lines,
+                o.skip_empty_columns
+            ),
+            (b'\t', 42, true, false)
+        );
+        let o = parse(&[
+            "importtsv.columns=HBASE_ROW_KEY,f:a",
+            "importtsv.bulk.output=/o",
+            "importtsv.separator=,",
+            "importtsv.timestamp=7",
+            "importtsv.skip.bad.lines=false",
+            "importtsv.skip.empty.columns=TRUE",
+            "mapreduce.job.name=x",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                o.separator,
+                o.timestamp,
+                o.skip_bad_lines,
+                o.skip_empty_columns
+            ),
+            (b',', 7, false, true)
+        );
+        assert_eq!(o.ignored, ["mapreduce.job.name"]);
+    }
+
+    #[test]
+    fn refusals() {
+        let e = |p: &[&str]| parse(p).unwrap_err().to_string();
+        assert!(e(&["importtsv.bulk.output=/o"]).starts_with("No columns specified"));
+        assert!(e(&["importtsv.columns=HBASE_ROW_KEY,f"]).contains("importtsv.bulk.output"));
+        assert_eq!(
+            e(&[
+                "importtsv.columns=HBASE_ROW_KEY,f",
+                "importtsv.bulk.output=/o",
+                "importtsv.separator=ab"
+            ]),
+            "TsvParser only supports single-byte separators"
+        );
+        assert!(
+            e(&["importtsv.columns=HBASE_ROW_KEY,f", "importtsv.separator=é"])
+                .contains("single-byte")
+        );
+        assert!(e(&["nonsense"]).contains("NAME=VALUE"));
+    }
+}
