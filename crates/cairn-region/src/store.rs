@@ -387,7 +387,8 @@ impl Store {
         replaced: &[String],
     ) -> Result<(PathBuf, u64)> {
         w.append_file_info(keys::MAX_SEQ_ID_KEY, &(max_seq as i64).to_be_bytes())?;
-        w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[major as u8])?;
+        // Bytes.toBytes(boolean), as HBase writes it: 0xff for true.
+        w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[if major { 0xff } else { 0 }])?;
         // StoreFileWriter.close: every live (non-historical) store file says so.
         w.append_file_info(b"HISTORICAL", &[0])?;
         if !replaced.is_empty() {

@@ -122,7 +122,8 @@ impl StoreFile {
             .max(0) as u64;
         let major = info
             .get(keys::MAJOR_COMPACTION_KEY)
-            .is_some_and(|v| v.first() == Some(&1));
+            // Bytes.toBoolean: any non-zero byte (HBase writes 0xff).
+            .is_some_and(|v| v.first().is_some_and(|&b| b != 0));
         let time_range = info.get(keys::TIMERANGE).and_then(parse_time_range);
         let modified_ms = status.modified_ms;
         Ok(StoreFile {
@@ -210,6 +211,30 @@ pub fn writer_options(family: &ColumnFamilyDescriptor, include_tags: bool) -> Wr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_major_compaction_flag_reads_as_hbases_bytes_to_boolean() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = cairn_fs::LocalFileSystem;
+        for (byte, major) in [(0xffu8, true), (1, true), (0, false)] {
+            let path = dir.path().join(format!("f{byte}"));
+            let out = std::fs::File::create(&path).unwrap();
+            let mut w = cairn_hfile::HFileWriter::new(
+                out,
+                path.display().to_string(),
+                WriterOptions::default(),
+            )
+            .unwrap();
+            let kv = cairn_hfile::KeyValue::put(b"r", b"f", b"q", 1, b"v").unwrap();
+            w.append(&kv.as_cell()).unwrap();
+            w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[byte])
+                .unwrap();
+            w.finish().unwrap();
+            let status = fs.status(&path).unwrap();
+            let f = StoreFile::open(&fs, &status, &ColumnFamilyDescriptor::new("f"), None).unwrap();
+            assert_eq!(f.major, major, "MAJOR_COMPACTION_KEY {byte:#x}");
+        }
+    }
 
     #[test]
     fn time_ranges_in_both_encodings() {
