@@ -162,7 +162,16 @@ impl Store {
                     .is_some_and(|n| n.to_string_lossy().starts_with('.'))
             })
             .collect();
-        for e in entries {
+        // References are opened last, once the replaced names are known: one a compaction
+        // replaced may outlive its delete in a crash after its parent was archived, and must
+        // then go without opening (its parent file is gone).
+        let (references, plain): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| {
+            e.path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| crate::reference::parse_reference_name(n).is_some())
+        });
+        for e in plain {
             files.push(Arc::new(StoreFile::open(
                 &*fs,
                 &e,
@@ -198,6 +207,24 @@ impl Store {
                 true
             }
         });
+        for e in references {
+            let name = e
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if replaced.contains(&name) {
+                let _ = fs.delete(&e.path);
+                removed.push(name);
+            } else {
+                files.push(Arc::new(StoreFile::open(
+                    &*fs,
+                    &e,
+                    &family,
+                    cache.as_ref(),
+                )?));
+            }
+        }
         // Until their deletes are durable, later outputs name them again.
         if !removed.is_empty() && fs.sync_dir(&dir).is_ok() {
             removed.retain(|n| fs.status(&dir.join(n)).is_ok());

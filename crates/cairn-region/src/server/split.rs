@@ -403,6 +403,20 @@ impl RegionServer {
         {
             return Ok(0);
         }
+        // The children's compactions that dropped their references must be durable before
+        // the files they referred to go: a crash could otherwise bring a reference back
+        // (its delete lost) or lose the output that replaced it (its rename lost).
+        for r in &table.regions {
+            for s in r.stores() {
+                if let Err(e) = fs.sync_dir(s.dir()) {
+                    tracing::warn!(
+                        "not archiving parents of {name} yet: syncing {} failed: {e}",
+                        s.dir().display()
+                    );
+                    return Ok(0);
+                }
+            }
+        }
         let referred: std::collections::HashSet<String> = table
             .regions
             .iter()
