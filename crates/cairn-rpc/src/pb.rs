@@ -2426,6 +2426,38 @@ pub mod get_procedure_result_response {
         }
     }
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct MergeTableRegionsRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub region: ::prost::alloc::vec::Vec<RegionSpecifier>,
+    #[prost(bool, optional, tag = "3", default = "false")]
+    pub forcible: ::core::option::Option<bool>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce_group: ::core::option::Option<u64>,
+    #[prost(uint64, optional, tag = "5", default = "0")]
+    pub nonce: ::core::option::Option<u64>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MergeTableRegionsResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: ::core::option::Option<u64>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SplitTableRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region_info: RegionInfo,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub split_row: ::core::option::Option<::prost::alloc::vec::Vec<u8>>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: ::core::option::Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: ::core::option::Option<u64>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SplitTableRegionResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: ::core::option::Option<u64>,
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum ProcedureState {
