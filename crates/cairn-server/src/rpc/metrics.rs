@@ -42,10 +42,12 @@ const METHODS: &[&str] = &[
     "IsProcedureDone",
     "ListNamespaceDescriptors",
     "ListNamespaces",
+    "MergeTableRegions",
     "Multi",
     "Mutate",
     "Scan",
     "SetBalancerRunning",
+    "SplitRegion",
     "getProcedureResult",
     "truncateTable",
 ];
