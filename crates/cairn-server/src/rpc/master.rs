@@ -359,6 +359,11 @@ impl Services {
                         proc_id: self.proc_id(),
                     })?
                 }
+                "IsSplitOrMergeEnabled" => ok(pb::IsSplitOrMergeEnabledResponse { enabled: true })?,
+                "SetSplitOrMergeEnabled" => {
+                    let req: pb::SetSplitOrMergeEnabledRequest = call.decode_param()?;
+                    ok(self.split_or_merge_switch(&req)?)?
+                }
                 "ModifyTable" | "AddColumn" | "DeleteColumn" | "ModifyColumn" => {
                     return Err(RpcError::bad_request(format!(
                         "{method}: changing a table's schema is not supported by cairn yet"

@@ -115,6 +115,25 @@ impl Services {
         Ok(())
     }
 
+    /// `SetSplitOrMergeEnabled`: cairn has no cluster-wide switch (its automatic splits
+    /// follow each table's settings only), so both stay on: turning one on is answered as the
+    /// no-op it is, turning one off is refused rather than pretended.
+    pub(super) fn split_or_merge_switch(
+        &self,
+        req: &pb::SetSplitOrMergeEnabledRequest,
+    ) -> Result<pb::SetSplitOrMergeEnabledResponse, RpcError> {
+        if !req.enabled {
+            return Err(RpcError::bad_request(
+                "cairn has no cluster-wide split or merge switch: splits and merges stay on; \
+                 turn them off per table (SPLIT_ENABLED, MERGE_ENABLED, or SPLIT_POLICY \
+                 DisabledRegionSplitPolicy)",
+            ));
+        }
+        Ok(pb::SetSplitOrMergeEnabledResponse {
+            prev_value: vec![true; req.switch_types.len()],
+        })
+    }
+
     /// `GetRegionInfo`'s split and merge answers for `region`: whether it may split
     /// (HBase's `splitPolicy.canSplit()`: open, splits allowed, no reference files), whether
     /// it may merge (open, no reference files), and — when asked — where it would split,

@@ -34,7 +34,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * {@code mergeRegionsAsync}, with one Table kept open across all of them (its cached region
  * locations go stale, so its puts and gets must be relocated by the client after a
  * NotServingRegionException), the region boundaries after each step, HBase's error texts for a
- * split row outside the region and a merge of regions that are not adjacent, and at the end a
+ * split row outside the region and a merge of regions that are not adjacent, the cluster-wide
+ * split and merge switches (on, and not to be turned off), and at the end a
  * full scan that must return every row exactly once with its latest value.
  *
  * <pre>
@@ -175,6 +176,16 @@ public final class SplitMergeCheck {
       admin.createTable(TableDescriptorBuilder.newBuilder(TABLE)
           .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setBlocksize(1024).build())
           .build());
+      check(admin.isSplitEnabled() && admin.isMergeEnabled(),
+          "the cluster's split and merge switches are on");
+      check(admin.splitSwitch(true, true), "turning splits on: they were on");
+      try {
+        admin.mergeSwitch(false, true);
+        check(false, "turning merges off was accepted by a server that cannot");
+      } catch (IOException e) {
+        check(messages(e).contains("no cluster-wide split or merge switch"),
+            "turning merges off is refused: " + messages(e));
+      }
       byte[][] latest = new byte[ROWS][];
       Table t = conn.getTable(TABLE);
       List<Put> puts = new ArrayList<>();
