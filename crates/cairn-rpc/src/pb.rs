@@ -2426,6 +2426,93 @@ pub mod get_procedure_result_response {
         }
     }
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct MergeTableRegionsRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub region: ::prost::alloc::vec::Vec<RegionSpecifier>,
+    #[prost(bool, optional, tag = "3", default = "false")]
+    pub forcible: ::core::option::Option<bool>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce_group: ::core::option::Option<u64>,
+    #[prost(uint64, optional, tag = "5", default = "0")]
+    pub nonce: ::core::option::Option<u64>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MergeTableRegionsResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: ::core::option::Option<u64>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SplitTableRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region_info: RegionInfo,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub split_row: ::core::option::Option<::prost::alloc::vec::Vec<u8>>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: ::core::option::Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: ::core::option::Option<u64>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SplitTableRegionResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: ::core::option::Option<u64>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SetSplitOrMergeEnabledRequest {
+    #[prost(bool, required, tag = "1")]
+    pub enabled: bool,
+    #[prost(bool, optional, tag = "2")]
+    pub synchronous: ::core::option::Option<bool>,
+    #[prost(
+        enumeration = "MasterSwitchType",
+        repeated,
+        packed = "false",
+        tag = "3"
+    )]
+    pub switch_types: ::prost::alloc::vec::Vec<i32>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SetSplitOrMergeEnabledResponse {
+    #[prost(bool, repeated, packed = "false", tag = "1")]
+    pub prev_value: ::prost::alloc::vec::Vec<bool>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct IsSplitOrMergeEnabledRequest {
+    #[prost(enumeration = "MasterSwitchType", required, tag = "1")]
+    pub switch_type: i32,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct IsSplitOrMergeEnabledResponse {
+    #[prost(bool, required, tag = "1")]
+    pub enabled: bool,
+}
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum MasterSwitchType {
+    Split = 0,
+    Merge = 1,
+}
+impl MasterSwitchType {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Split => "SPLIT",
+            Self::Merge => "MERGE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "SPLIT" => Some(Self::Split),
+            "MERGE" => Some(Self::Merge),
+            _ => None,
+        }
+    }
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum ProcedureState {

@@ -1054,3 +1054,186 @@ fn namespaces_are_created_listed_and_deleted_only_when_empty() {
         Some("org.apache.hadoop.hbase.NamespaceNotFoundException")
     );
 }
+
+/// A failed call's exception: class and message.
+fn exception(r: &Response) -> (String, String) {
+    let e = r.header.exception.as_ref().expect("the call fails");
+    (
+        e.exception_class_name.clone().unwrap_or_default(),
+        e.stack_trace.clone().unwrap_or_default(),
+    )
+}
+
+fn region_info_of(addr: SocketAddr, name: &[u8], best_split_row: bool) -> Response {
+    let mut a = Client::connect(addr, "AdminService");
+    let req = pb::GetRegionInfoRequest {
+        region: region_spec(name.to_vec()),
+        compaction_state: None,
+        best_split_row: Some(best_split_row),
+    };
+    a.call("GetRegionInfo", &req, b"")
+}
+
+fn encoded(name: &[u8]) -> pb::RegionSpecifier {
+    // `<table>,<start>,<id>.<encoded>.`: the 32 characters before the final dot.
+    pb::RegionSpecifier {
+        r#type: pb::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+        value: name[name.len() - 33..name.len() - 1].to_vec(),
+    }
+}
+
+#[test]
+fn splits_and_merges_through_the_master_and_what_get_region_info_says_of_them() {
+    use cairn_region::{ColumnFamilyDescriptor, Put, TableDescriptor, TableName};
+    let dir = tempfile::tempdir().unwrap();
+    // No background work: a split's daughters keep their reference files until compacted here.
+    let mut sc = ServerConfig::new(dir.path());
+    sc.background = false;
+    let rs: Arc<RegionServer> = RegionServer::open(sc).unwrap();
+    let t = TableName::parse("sp").unwrap();
+    rs.create_table(
+        TableDescriptor::new(t.clone())
+            .with_family(ColumnFamilyDescriptor::new("f").block_size(1024)),
+        &[],
+    )
+    .unwrap();
+    let row = |i: usize| format!("row{i:04}").into_bytes();
+    for i in 0..600 {
+        rs.put(&t, &Put::new(row(i)).add("f", "q", format!("value {i}")))
+            .unwrap();
+    }
+    let server = Server::start_with(
+        rs.clone(),
+        Config {
+            data_dir: dir.path().to_path_buf(),
+            thrift_addr: "127.0.0.1:0".into(),
+            http_addr: None,
+            rpc: Some(RpcConfig {
+                addr: "127.0.0.1:0".into(),
+                ..RpcConfig::default()
+            }),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let addr = server.rpc_addr().unwrap();
+    let mut m = Client::connect(addr, "MasterService");
+    let parent = regions(addr, "sp");
+    assert_eq!(parent.len(), 1);
+
+    // All rows still in memory: asking for the split row flushes, as HBase does.
+    let info: pb::GetRegionInfoResponse = region_info_of(addr, &parent[0], true).message();
+    assert_eq!((info.splittable, info.mergeable), (Some(true), Some(true)));
+    let best = info
+        .best_split_row
+        .expect("a region of many blocks has a split row");
+    assert!(
+        best.as_slice() > row(0).as_slice() && best.as_slice() < row(599).as_slice(),
+        "{best:?}"
+    );
+    let split_req = |name: &[u8], row: Option<&[u8]>| {
+        let info: pb::GetRegionInfoResponse = region_info_of(addr, name, false).message();
+        pb::SplitTableRegionRequest {
+            region_info: info.region_info,
+            split_row: row.map(<[u8]>::to_vec),
+            nonce_group: None,
+            nonce: None,
+        }
+    };
+
+    // No split row (an empty one is none): the server splits where it said it would.
+    let r = m.call("SplitRegion", &split_req(&parent[0], Some(b"")), b"");
+    assert!(
+        r.header.exception.is_none(),
+        "an empty split row means 'you pick'"
+    );
+    let daughters = regions(addr, "sp");
+    assert_eq!(daughters.len(), 2, "split where GetRegionInfo said");
+    assert!(
+        daughters[1].starts_with(&[b"sp,".as_slice(), &best, b","].concat()),
+        "{:?}",
+        String::from_utf8_lossy(&daughters[1])
+    );
+    // The parent is gone: a request naming it is NotServingRegionException, HBase's text.
+    let gone = region_info_of(addr, &parent[0], false);
+    let (class, msg) = exception(&gone);
+    assert_eq!(class, "org.apache.hadoop.hbase.NotServingRegionException");
+    let name = String::from_utf8_lossy(&parent[0]).into_owned();
+    assert!(
+        msg.starts_with(&format!(
+            "{name} is not online on 127.0.0.1,{},",
+            addr.port()
+        )),
+        "{msg}"
+    );
+
+    // Daughters hold references: neither splittable nor mergeable, and both refused so.
+    let d: pb::GetRegionInfoResponse = region_info_of(addr, &daughters[0], true).message();
+    assert_eq!(
+        (d.splittable, d.mergeable, d.best_split_row),
+        (Some(false), Some(false), None)
+    );
+    let r = m.call(
+        "SplitRegion",
+        &split_req(&daughters[0], Some(&row(10))),
+        b"",
+    );
+    let (class, msg) = exception(&r);
+    assert_eq!(class, "org.apache.hadoop.hbase.DoNotRetryIOException");
+    assert!(msg.contains("NOT splittable"), "{msg}");
+    let merge = |names: &[&[u8]]| pb::MergeTableRegionsRequest {
+        region: names.iter().map(|n| encoded(n)).collect(),
+        forcible: Some(false),
+        nonce_group: None,
+        nonce: None,
+    };
+    let r = m.call(
+        "MergeTableRegions",
+        &merge(&[&daughters[0], &daughters[1]]),
+        b"",
+    );
+    let (class, msg) = exception(&r);
+    assert_eq!(
+        class,
+        "org.apache.hadoop.hbase.exceptions.MergeRegionException"
+    );
+    assert!(msg.contains("not mergeable"), "{msg}");
+
+    // Compacted, they may merge; HBase's texts for one region and for a region twice.
+    rs.compact_table(&t, true).unwrap();
+    let d: pb::GetRegionInfoResponse = region_info_of(addr, &daughters[0], false).message();
+    assert_eq!((d.splittable, d.mergeable), (Some(true), Some(true)));
+    let r = m.call("MergeTableRegions", &merge(&[&daughters[0]]), b"");
+    assert_eq!(exception(&r).1, "Need two Regions at least to run a Merge");
+    let r = m.call(
+        "MergeTableRegions",
+        &merge(&[&daughters[0], &daughters[0]]),
+        b"",
+    );
+    assert_eq!(
+        exception(&r).1,
+        "Duplicate regions specified; cannot merge a region to itself. Passed in 2 but only 1 unique."
+    );
+    let r = m.call(
+        "MergeTableRegions",
+        &merge(&[&daughters[1], &daughters[0]]),
+        b"",
+    );
+    let done: pb::MergeTableRegionsResponse = r.message();
+    assert_eq!(regions(addr, "sp").len(), 1);
+    // The procedure the client then waits for is finished.
+    let p: pb::GetProcedureResultResponse = m
+        .call(
+            "getProcedureResult",
+            &pb::GetProcedureResultRequest {
+                proc_id: done.proc_id.expect("a procedure id"),
+            },
+            b"",
+        )
+        .message();
+    assert_eq!(
+        p.state,
+        pb::get_procedure_result_response::State::Finished as i32
+    );
+    drop(server);
+}

@@ -105,6 +105,12 @@ impl RegionServer {
         &self.config.root
     }
 
+    /// The split settings (policy, max file size): what the native RPC layer reports as a
+    /// region's `splittable` to HBase's master-side checks.
+    pub fn split_config(&self) -> &SplitConfig {
+        &self.config.split
+    }
+
     /// The WAL every region of the server writes to.
     pub fn wal(&self) -> &Arc<Wal> {
         &self.wal

@@ -63,7 +63,8 @@ impl HandlerCore {
             .collect())
     }
 
-    /// The table's regions, each on this server.
+    /// The table's regions, each on this server: the live routing table, so a split's
+    /// daughters (or a merge's child) show as soon as they serve, and its parents no more.
     pub(super) fn table_regions(&self, name: &[u8]) -> TResult<Vec<TRegionInfo>> {
         let t = table_name(name).map_err(io_error)?;
         let table = self.rs.table(&t).map_err(io)?;
@@ -74,7 +75,8 @@ impl HandlerCore {
                 start_key: Some(r.info.start_key.clone()),
                 end_key: Some(r.info.end_key.clone()),
                 id: Some(r.info.region_id as i64),
-                name: Some(r.info.region_name().into_bytes()),
+                // The name's bytes as they are: a binary start key stays whole.
+                name: Some(r.info.region_name_bytes()),
                 version: Some(1),
                 server_name: Some(self.config.server_name.clone().into_bytes()),
                 port: Some(self.config.port),

@@ -1,5 +1,5 @@
-//! `AdminService`, as much of it as `Admin` and the client use: region information, the
-//! regions online, flushes and compactions of one region, the server's identity.
+//! `AdminService`, as much of it as `Admin` and the client use: region information (with
+//! whether the region may split or merge, and where it would split), the regions online, flushes and compactions of one region, the server's identity.
 
 use cairn_rpc::pb;
 use cairn_rpc::wire::Call;
@@ -18,13 +18,24 @@ impl Services {
             Ok(Some(match method {
                 "GetRegionInfo" => {
                     let req: pb::GetRegionInfoRequest = call.decode_param()?;
-                    let info = match self.target(&req.region)? {
-                        Target::Meta => meta::meta_region_info(),
-                        Target::Region(r) => meta::region_info_pb(&r.info),
+                    let (info, (splittable, mergeable, best)) = match self.target(&req.region)? {
+                        // Meta never splits nor merges.
+                        Target::Meta => (meta::meta_region_info(), (false, false, None)),
+                        Target::Region(r) => (
+                            meta::region_info_pb(&r.info),
+                            self.split_fitness(&r, req.best_split_row.unwrap_or(false))?,
+                        ),
                     };
                     ok(pb::GetRegionInfoResponse {
                         region_info: info,
-                        ..Default::default()
+                        // cairn compacts in the background without tracking the kind: NONE.
+                        compaction_state: req
+                            .compaction_state
+                            .unwrap_or(false)
+                            .then_some(pb::get_region_info_response::CompactionState::None as i32),
+                        splittable: Some(splittable),
+                        mergeable: Some(mergeable),
+                        best_split_row: best,
                     })?
                 }
                 "GetOnlineRegion" => {

@@ -23,13 +23,27 @@ pub enum Target {
 }
 
 impl Services {
-    /// The region a specifier names.
+    /// The region a specifier names. One that is not served here (split or merged away,
+    /// closed for a split, its table disabled) is HBase's `NotServingRegionException`
+    /// with its text, `<name> is not online on <server>`: the client then looks the row up
+    /// in meta again and retries there.
     pub fn target(&self, spec: &pb::RegionSpecifier) -> Result<Target, RpcError> {
         if meta::is_meta(spec) {
             return Ok(Target::Meta);
         }
-        let (_, region) = self.rs.region_by_name(&spec.value)?;
-        Ok(Target::Region(region))
+        match self.rs.region_by_name(&spec.value) {
+            Ok((_, region)) => Ok(Target::Region(region)),
+            Err(cairn_region::RegionError::NotServingRegion(_)) => Err(RpcError::new(
+                errors::NOT_SERVING_REGION,
+                format!(
+                    "{} is not online on {}",
+                    cairn_hfile::cell::Escaped(&spec.value),
+                    self.location.name()
+                ),
+                false,
+            )),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn user_region(&self, spec: &pb::RegionSpecifier) -> Result<Arc<Region>, RpcError> {

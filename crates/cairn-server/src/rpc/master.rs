@@ -1,5 +1,6 @@
 //! `MasterService`, as much of it as `Admin` needs: tables (create, delete, truncate,
-//! enable, disable, describe, list, state), namespaces, procedures, cluster status.
+//! enable, disable, describe, list, state), namespaces, procedures, cluster status, region
+//! splits and merges ([`split`](super::split)).
 //!
 //! cairn runs each table operation to completion inside the call, then returns a procedure
 //! id the way HBase's master does; the client's later `GetProcedureResult` finds it finished.
@@ -343,6 +344,26 @@ impl Services {
                     balancer_ran: false,
                     ..Default::default()
                 })?,
+                // Splits and merges run to completion in the call (rpc/split.rs).
+                "SplitRegion" => {
+                    let req: pb::SplitTableRegionRequest = call.decode_param()?;
+                    self.split_region(&req)?;
+                    ok(pb::SplitTableRegionResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "MergeTableRegions" => {
+                    let req: pb::MergeTableRegionsRequest = call.decode_param()?;
+                    self.merge_regions(&req)?;
+                    ok(pb::MergeTableRegionsResponse {
+                        proc_id: self.proc_id(),
+                    })?
+                }
+                "IsSplitOrMergeEnabled" => ok(pb::IsSplitOrMergeEnabledResponse { enabled: true })?,
+                "SetSplitOrMergeEnabled" => {
+                    let req: pb::SetSplitOrMergeEnabledRequest = call.decode_param()?;
+                    ok(self.split_or_merge_switch(&req)?)?
+                }
                 "ModifyTable" | "AddColumn" | "DeleteColumn" | "ModifyColumn" => {
                     return Err(RpcError::bad_request(format!(
                         "{method}: changing a table's schema is not supported by cairn yet"

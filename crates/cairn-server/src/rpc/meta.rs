@@ -8,6 +8,14 @@
 //! - `<table>,<start key>,<region id>.<encoded name>.` → `info:regioninfo` (`PBUF` +
 //!   `RegionInfo`), `info:seqnumDuringOpen` (8-byte long), `info:server` (`host:port`),
 //!   `info:serverstartcode` (8-byte long), `info:sn` (`host,port,startcode`), `info:state`.
+//!
+//! Region rows come from the live routing table, so the children of a split or merge show
+//! as soon as they serve. The parents do not: HBase keeps a split parent's row (offline,
+//! split, `info:splitA`/`info:splitB`) until its janitor archives it, but every client path
+//! skips such rows (the region locator, `Admin.split`, `getAllRegionLocations`,
+//! `Admin.getRegions`), and a parent row without a location would make the 2.6.1 locator
+//! fail instead of skipping it, should its reversed scan ever reach one first. A merge's
+//! parents leave meta in HBase too.
 
 use std::cmp::Ordering;
 

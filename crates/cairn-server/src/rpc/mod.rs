@@ -25,6 +25,7 @@ pub mod metrics;
 mod queue;
 mod registry;
 pub mod scanners;
+mod split;
 
 use std::collections::HashMap;
 use std::io;
