@@ -3,6 +3,7 @@
 //! the parts of the master that create and drop tables).
 
 mod background;
+mod bulk_load;
 mod cluster;
 mod config;
 mod health;
@@ -10,6 +11,7 @@ mod open;
 mod table;
 
 use background::{spawn_worker, Work};
+pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::ServerConfig;
 pub use health::{Retry, MIN_FREE_SPACE};
