@@ -13,6 +13,8 @@ use crate::metrics::{Kind, Source};
 /// other method counts under `other`.
 const METHODS: &[&str] = &[
     "Balance",
+    "BulkLoadHFile",
+    "CleanupBulkLoad",
     "CompactRegion",
     "CreateNamespace",
     "CreateTable",
@@ -44,6 +46,7 @@ const METHODS: &[&str] = &[
     "ListNamespaces",
     "Multi",
     "Mutate",
+    "PrepareBulkLoad",
     "Scan",
     "SetBalancerRunning",
     "getProcedureResult",
