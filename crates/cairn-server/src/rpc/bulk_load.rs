@@ -63,7 +63,7 @@ impl Services {
         &self,
         req: &pb::BulkLoadHFileRequest,
     ) -> Result<pb::BulkLoadHFileResponse, RpcError> {
-        if req.cluster_ids.iter().any(|c| *c == self.cluster_id) {
+        if req.cluster_ids.contains(&self.cluster_id) {
             return Ok(pb::BulkLoadHFileResponse { loaded: true });
         }
         if meta::is_meta(&req.region) {
