@@ -416,6 +416,7 @@ fn group_or_split(
             .find(|f| f.name == item.family)
             .ok_or_else(|| anyhow!("no family for {}", item.path.display()))?;
         let (bottom, top) = split_store_file(&reader, &item.path, &split_point, family)?;
+        check_halves(&bottom, &top, &split_point)?;
         *splits += 1;
         // At the front, as HBase: the halves are grouped (or split again) before the rest.
         queue.push_front(Item {
@@ -461,6 +462,30 @@ fn split_store_file(
     copy_half(reader, &bottom, split, false, family)?;
     copy_half(reader, &top, split, true, family)?;
     Ok((bottom, top))
+}
+
+/// Each half must lie on its side of the split point, or splitting again could go on
+/// forever: bottom rows < `split` <= top rows.
+fn check_halves(bottom: &Path, top: &Path, split: &[u8]) -> Result<()> {
+    for (p, is_top) in [(bottom, false), (top, true)] {
+        let r = HFileReader::open(p, ReaderOptions::default())
+            .with_context(|| format!("opening {}", p.display()))?;
+        if let Some((first, last)) = hfile_row_range(&r)? {
+            let ok = if is_top {
+                first.as_slice() >= split
+            } else {
+                last.as_slice() < split
+            };
+            if !ok {
+                bail!(
+                    "split half {} holds rows on the wrong side of {}",
+                    p.display(),
+                    cairn_hfile::cell::Escaped(split)
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn copy_half(
