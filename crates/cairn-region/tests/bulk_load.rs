@@ -319,3 +319,50 @@ fn a_crash_between_journal_and_renames_finishes_the_load_at_open() {
         .join(hidden.file_name().unwrap())
         .exists());
 }
+
+#[test]
+fn a_staged_load_moves_files_through_the_token_and_back_on_a_misfit() {
+    let root = tempfile::tempdir().unwrap();
+    let input = tempfile::tempdir().unwrap();
+    let s = server(root.path());
+    let t = table(&s);
+    let token = s.prepare_bulk_load(&t, "alice").unwrap();
+    let name = token.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("alice__t__"), "{name}");
+    assert_eq!(token.parent().unwrap(), root.path().join("staging"));
+    assert!(token.is_dir());
+    let r0 = region_name(&s, &t, 0);
+    // A misfit: nothing loaded, and the caller gets its file back where it was.
+    let misfit = hfile(input.path(), "m1", "f", &[("a", 1, "x"), ("z", 1, "y")]);
+    assert!(!s
+        .bulk_load_staged(&token, &r0, &[fp("f", &misfit)], false)
+        .unwrap());
+    assert!(misfit.exists());
+    assert!(!token.join("f").join("m1").exists());
+    // A fitting file goes through `<token>/f/` into the store, with a sequence id.
+    let ok = hfile(input.path(), "ok1", "f", &[("b", 1, "fb")]);
+    assert!(s
+        .bulk_load_staged(&token, &r0, &[fp("f", &ok)], false)
+        .unwrap());
+    assert!(!ok.exists() && !token.join("f").join("ok1").exists());
+    assert_eq!(value(&s, &t, "b", "f").as_deref(), Some("fb"));
+    let region = s.table(&t).unwrap().regions[0].clone();
+    let names: Vec<String> = region
+        .store(b"f")
+        .unwrap()
+        .state()
+        .files
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    assert!(names.iter().all(|n| n.contains("_SeqId_")), "{names:?}");
+    // Tokens outside the staging directory are refused.
+    let e = s
+        .bulk_load_staged(input.path(), &r0, &[fp("f", &misfit)], false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is not a staging directory"), "{e}");
+    assert!(s.cleanup_bulk_load(input.path()).is_err());
+    s.cleanup_bulk_load(&token).unwrap();
+    assert!(!token.exists());
+}
