@@ -366,3 +366,33 @@ fn a_staged_load_moves_files_through_the_token_and_back_on_a_misfit() {
     s.cleanup_bulk_load(&token).unwrap();
     assert!(!token.exists());
 }
+
+#[test]
+fn a_file_recording_high_sequence_ids_loaded_as_is_does_not_hide_wal_edits() {
+    let root = tempfile::tempdir().unwrap();
+    let input = tempfile::tempdir().unwrap();
+    let s = server(root.path());
+    let t = table(&s);
+    s.put(&t, &Put::new("a").add("f", "q", "before")).unwrap();
+    // A store file from elsewhere: it records sequence ids far past this region's.
+    let path = input.path().join("foreign");
+    let out = std::fs::File::create(&path).unwrap();
+    let mut w =
+        HFileWriter::new(out, path.display().to_string(), WriterOptions::default()).unwrap();
+    let kv = KeyValue::put(b"b", b"f", b"q", 1, b"foreign").unwrap();
+    w.append(&kv.as_cell()).unwrap();
+    w.append_file_info(b"MAX_SEQ_ID_KEY", &1_000_000i64.to_be_bytes())
+        .unwrap();
+    w.finish().unwrap();
+    let r0 = region_name(&s, &t, 0);
+    assert!(s
+        .bulk_load_hfiles(&r0, &[fp("f", &path)], false, false)
+        .unwrap());
+    s.put(&t, &Put::new("c").add("f", "q", "after")).unwrap();
+    let cells = all_cells(&s, &t);
+    assert_eq!(cells.len(), 3);
+    // A crash: the puts before and after are in the WAL only (or flushed by the load).
+    drop(s);
+    let s = server(root.path());
+    assert_eq!(all_cells(&s, &t), cells);
+}

@@ -55,6 +55,17 @@ pub fn hfile_row_range(reader: &HFileReader) -> Result<Option<(Vec<u8>, Vec<u8>)
     }
 }
 
+/// The sequence id a store gives a file without `_SeqId_` in its name, as
+/// [`StoreFile::open`] reads it: `MAX_SEQ_ID_KEY`, else `MAX_MEMSTORE_TS_KEY`, else 0 (HBase's
+/// `HFileOutputFormat2` files record neither).
+fn recorded_sequence_id(reader: &HFileReader) -> u64 {
+    let info = reader.file_info();
+    info.get_i64(cairn_hfile::file_info::keys::MAX_SEQ_ID_KEY)
+        .or_else(|| info.get_i64(cairn_hfile::file_info::keys::MAX_MEMSTORE_TS_KEY))
+        .unwrap_or(0)
+        .max(0) as u64
+}
+
 /// Opens an HFile on `fs` for a range check.
 fn open_hfile(fs: &dyn FileSystem, path: &Path) -> Result<HFileReader> {
     let raw = fs.open(path).map_err(|e| RegionError::io(path, e))?;
@@ -115,12 +126,18 @@ impl Region {
     ) -> Result<bool> {
         self.check_open()?;
         let mut misfits = Vec::new();
+        // The highest sequence id a file records, which (loaded without an assigned one) it
+        // keeps in the store.
+        let mut recorded = 0u64;
         for (family, path) in family_paths {
             if !self.stores.contains_key(family) {
                 return Err(RegionError::InvalidArgument(format!(
                     "No such column family {}",
                     String::from_utf8_lossy(family)
                 )));
+            }
+            if !assign_seq_num {
+                recorded = recorded.max(recorded_sequence_id(&open_hfile(&*self.config.fs, path)?));
             }
             if let Err(m) = self.check_bulk_load_hfile(path)? {
                 tracing::warn!("{m}");
@@ -145,9 +162,14 @@ impl Region {
         // As HBase's bulk region operation: no write runs while the files go in.
         let _one_flush = self.flush_lock.lock();
         let _no_writes = self.updates.write();
-        if assign_seq_num {
+        // A file that claims sequence ids past what the stores hold would make replay skip
+        // the memstore's edits after a crash, and later writes must get higher ids than it:
+        // flush first, and hand out no id it claims.
+        let shadows = recorded > 0 && self.stores.values().any(|s| s.max_sequence_id() < recorded);
+        if assign_seq_num || shadows {
             self.flush_holding_updates()?;
         }
+        self.mvcc.skip_past(recorded);
         // A fresh sequence id: every earlier edit is in a store file (after the flush), every
         // later one gets a higher id. Until it completes, readers skip the new files.
         let seq = self.mvcc.begin();
