@@ -138,6 +138,8 @@ struct Report {
     pub skipped: Vec<String>,
 }
 
+/// Runs the tool: exit 0 when files were loaded, 1 when none were (as HBase's tool), 2 on
+/// bad usage.
 pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
     let options = match Options::parse(&a.properties) {
         Ok(o) => o,
