@@ -8,6 +8,7 @@
 
 mod checksum;
 mod compact;
+mod completebulkload;
 mod hbase_args;
 mod hfile;
 mod importtsv;
@@ -47,6 +48,11 @@ enum Command {
     /// Offline compaction of a table, region or family directory (HBase's CompactionTool:
     /// -major, -compactOnce, -D hbase.compactiontool.delete=…).
     Compact(compact::CompactArgs),
+    /// HBase's BulkLoadHFilesTool (`hbase completebulkload`) on an embedded store:
+    /// `cairn completebulkload [-D k=v]... --data ROOT DIR TABLE` loads `DIR/<family>/<hfile>`
+    /// into the table's regions at once, splitting files that span region boundaries.
+    #[command(name = "completebulkload")]
+    CompleteBulkLoad(completebulkload::CompleteBulkLoadArgs),
     /// HBase's PerformanceEvaluation (`hbase pe`) on an embedded store: `cairn pe [options]
     /// <command> <nclients>`, e.g. `cairn pe --rows=100000 randomRead 2`.
     Pe(Box<pe::PeArgs>),
@@ -109,6 +115,7 @@ fn main() -> ExitCode {
         Command::Checksum(c) => checksum::run(c),
         Command::Hfile(a) => hfile::run(a),
         Command::Compact(a) => compact::run(a),
+        Command::CompleteBulkLoad(a) => completebulkload::run(a),
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Serve(a) => serve::run(a),

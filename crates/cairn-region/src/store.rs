@@ -486,7 +486,12 @@ impl Store {
                     continue;
                 }
             }
-            let scanner = StoreFileScanner::new(&f.reader, read_point, block_options);
+            // A bulk load still in progress (see `Store::add_bulk_loaded`).
+            if f.visible_from > read_point {
+                continue;
+            }
+            let scanner = StoreFileScanner::new(&f.reader, read_point, block_options)
+                .with_cell_sequence_id(f.bulk_sequence_id);
             let scanner = if row.is_some() {
                 scanner.for_one_row()
             } else {
@@ -565,11 +570,10 @@ impl Store {
                 // As HBase's compaction scanners (`cacheBlocks` false): the inputs are
                 // deleted right after, so caching their blocks would only push the working
                 // set out.
-                let s: Box<dyn CellScanner> = Box::new(StoreFileScanner::new(
-                    &f.reader,
-                    u64::MAX,
-                    BlockReadOptions::NO_FILL,
-                ));
+                let s: Box<dyn CellScanner> = Box::new(
+                    StoreFileScanner::new(&f.reader, u64::MAX, BlockReadOptions::NO_FILL)
+                        .with_cell_sequence_id(f.bulk_sequence_id),
+                );
                 match &f.half {
                     Some(half) => Ok(Box::new(HalfScanner::new(s, half.clone())?) as Box<_>),
                     None => Ok(s),
@@ -777,6 +781,46 @@ impl Store {
         .inspect_err(|_| {
             let _ = self.fs.delete(&tmp);
         })
+    }
+}
+
+// ---- Bulk load (HBase's `HStore.preBulkLoadHFile` / `bulkLoadHFile`) ----
+// Kept in its own block: the region's bulk load (`region/bulk_load.rs`) drives these.
+
+impl Store {
+    /// Where a file bulk-loaded into this store goes: `<region>/<family>/<32 hex>` plus
+    /// `_SeqId_<n>_` when the load assigned sequence id `n` (HBase's
+    /// `HRegionFileSystem.bulkLoadStoreFile`).
+    pub fn bulk_load_destination(&self, seq: Option<u64>) -> PathBuf {
+        let suffix = seq.map(crate::storefile::format_bulkload_seq_id);
+        self.dir.join(format!(
+            "{}{}",
+            unique_file_name(),
+            suffix.as_deref().unwrap_or("")
+        ))
+    }
+
+    /// The store's scratch directory, `<region>/.tmp/<family>`: where a copied file is
+    /// written before it is renamed into the family directory.
+    pub fn tmp_dir(&self) -> &Path {
+        &self.tmp_dir
+    }
+
+    /// Opens a file already renamed into the family directory by a bulk load; readers
+    /// whose read point is below `visible_from` will skip it.
+    pub fn open_bulk_loaded(&self, path: &Path, visible_from: u64) -> Result<StoreFile> {
+        let mut f = self.open_file(path)?;
+        f.visible_from = visible_from;
+        Ok(f)
+    }
+
+    /// Adds bulk-loaded files to the store's file set in one swap.
+    pub fn add_bulk_loaded(&self, files: Vec<StoreFile>) {
+        let mut s = self.state.write();
+        let mut all = (*s.files).clone();
+        all.extend(files.into_iter().map(Arc::new));
+        sort_files(&mut all);
+        s.files = Arc::new(all);
     }
 }
 

@@ -25,6 +25,9 @@ pub struct StoreFileScanner {
     /// The scanner serves a one-row read whose row the file's Bloom filter has not been asked
     /// about: its first seek asks, unless the block it needs is cached anyway.
     row_bloom_pending: bool,
+    /// A bulk-loaded file's sequence id, which every one of its cells reads with (HBase's
+    /// bulk-loaded reader); `None` for other files.
+    cell_sequence_id: Option<u64>,
 }
 
 impl StoreFileScanner {
@@ -50,7 +53,18 @@ impl StoreFileScanner {
             may_hide,
             leaf: None,
             row_bloom_pending: false,
+            cell_sequence_id: None,
         }
+    }
+
+    /// For a bulk-loaded file (`Some(n)`): every cell reads with sequence id `n`, whatever
+    /// the file recorded, and is visible from read point `n` on.
+    pub fn with_cell_sequence_id(mut self, n: Option<u64>) -> StoreFileScanner {
+        if let Some(n) = n {
+            self.cell_sequence_id = Some(n);
+            self.may_hide = n > self.read_point;
+        }
+        self
     }
 
     /// For a read of one row that has not asked the file's row Bloom filter yet: the first
@@ -67,7 +81,7 @@ impl StoreFileScanner {
             return Ok(());
         }
         while !self.exhausted {
-            match self.inner.cell() {
+            match self.peek() {
                 Some(c) if c.sequence_id > self.read_point => {
                     self.exhausted = !self.inner.next()?;
                 }
@@ -83,6 +97,11 @@ impl CellScanner for StoreFileScanner {
     fn peek(&self) -> Option<CellRef<'_>> {
         if self.exhausted {
             None
+        } else if let Some(n) = self.cell_sequence_id {
+            self.inner.cell().map(|mut c| {
+                c.sequence_id = n;
+                c
+            })
         } else {
             self.inner.cell()
         }
@@ -95,6 +114,8 @@ impl CellScanner for StoreFileScanner {
     fn peek_owned(&self) -> Option<KeyValue> {
         if self.exhausted {
             None
+        } else if let Some(n) = self.cell_sequence_id {
+            self.inner.cell_owned().map(|c| c.with_sequence_id(n))
         } else {
             self.inner.cell_owned()
         }
@@ -153,7 +174,8 @@ impl CellScanner for StoreFileScanner {
                 return Ok(None);
             }
             let c = self.inner.cell().expect("positioned");
-            if c.sequence_id <= self.read_point {
+            let seq = self.cell_sequence_id.unwrap_or(c.sequence_id);
+            if seq <= self.read_point {
                 self.exhausted = false;
                 return Ok(Some(c.row().to_vec()));
             }

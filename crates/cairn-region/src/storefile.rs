@@ -36,6 +36,12 @@ pub struct StoreFile {
     /// For a reference file (a split daughter's or a merged region's): the half of the
     /// parent's file it covers. `reader` then reads the parent's file.
     pub half: Option<Half>,
+    /// Bulk load: `Some(n)` when the name carries HBase's `_SeqId_<n>_` suffix; every cell of
+    /// the file then reads with sequence id `n` (see [`bulk_load_sequence_id`]).
+    pub bulk_sequence_id: Option<u64>,
+    /// Bulk load: readers whose read point is below this skip the file, so a load of several
+    /// families becomes visible at one MVCC step (0 for every file opened from disk).
+    pub visible_from: u64,
     cache: Option<Arc<CombinedBlockCache>>,
 }
 
@@ -120,6 +126,8 @@ impl StoreFile {
             .or_else(|| info.get_i64(keys::MAX_MEMSTORE_TS_KEY))
             .unwrap_or(0)
             .max(0) as u64;
+        let bulk_sequence_id = bulk_load_sequence_id(path);
+        let max_sequence_id = bulk_sequence_id.unwrap_or(max_sequence_id);
         let major = info
             .get(keys::MAJOR_COMPACTION_KEY)
             // Bytes.toBoolean: any non-zero byte (HBase writes 0xff).
@@ -136,6 +144,8 @@ impl StoreFile {
             modified_ms,
             compacting: AtomicBool::new(false),
             half: None,
+            bulk_sequence_id,
+            visible_from: 0,
             cache: cache.cloned(),
         })
     }
@@ -164,6 +174,26 @@ impl StoreFile {
             c.evict_file(cairn_blockcache::file_id(&self.path.display().to_string()));
         }
     }
+}
+
+// ---- Bulk load (HBase's `StoreFileInfo` sequence-id helpers) ----
+
+/// The marker HBase puts in a bulk-loaded file's name before its sequence id
+/// (`StoreFileInfo.SEQ_ID_MARKER`).
+pub const SEQ_ID_MARKER: &str = "_SeqId_";
+
+/// `_SeqId_<n>_`: the name suffix a bulk load with sequence id `n` gives a file.
+pub fn format_bulkload_seq_id(n: u64) -> String {
+    format!("{SEQ_ID_MARKER}{n}_")
+}
+
+/// The sequence id in a bulk-loaded file's name (`<hex>_SeqId_<n>_`), as HBase's
+/// `HStoreFile.open` takes it: such a file's cells all read with that id, so a put made
+/// after the load (higher id) wins over a loaded cell with the same timestamp.
+pub fn bulk_load_sequence_id(path: &std::path::Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    let rest = &name[name.find(SEQ_ID_MARKER)? + SEQ_ID_MARKER.len()..];
+    rest[..rest.find('_')?].parse().ok()
 }
 
 /// HBase's `TimeRangeTracker` message (HBase.proto): a store file's `[from, to]` timestamps.
@@ -234,6 +264,18 @@ mod tests {
             let f = StoreFile::open(&fs, &status, &ColumnFamilyDescriptor::new("f"), None).unwrap();
             assert_eq!(f.major, major, "MAJOR_COMPACTION_KEY {byte:#x}");
         }
+    }
+
+    #[test]
+    fn bulk_load_sequence_ids_come_from_the_name() {
+        let p = |s: &str| bulk_load_sequence_id(std::path::Path::new(s));
+        let name = format!("0123abcd{}", format_bulkload_seq_id(42));
+        assert_eq!(name, "0123abcd_SeqId_42_");
+        assert_eq!(p(&format!("/r/f/{name}")), Some(42));
+        assert_eq!(p("/r/f/0123abcd"), None);
+        assert_eq!(p("/r/f/0123abcd_SeqId_"), None, "no closing underscore");
+        assert_eq!(p("/r/f/0123abcd_SeqId_x_"), None);
+        assert_eq!(p("/r/f/0123abcd_SeqId_0_"), Some(0));
     }
 
     #[test]

@@ -163,7 +163,9 @@ fn resumes(s: &RegionServer, t: &TableName, next: &mut u64, acked: &mut Vec<Stri
             }
             Err(e) => assert!(
                 started.elapsed() < Duration::from_secs(30),
-                "writes did not resume after space was freed: {e}"
+                "writes did not resume after space was freed: {e}; write failure {:?}; regions {:?}",
+                s.write_failure(),
+                s.region_metrics()
             ),
         }
         std::thread::sleep(Duration::from_millis(50));

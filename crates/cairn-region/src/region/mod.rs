@@ -1,6 +1,7 @@
 //! A region: one key range of a table, one store per family, one MVCC, the write and read
 //! paths (HBase's `HRegion`).
 
+mod bulk_load;
 mod check_and_mutate;
 mod delta;
 mod maintenance;
@@ -8,6 +9,7 @@ mod read;
 mod row_mutations;
 mod write;
 
+pub use bulk_load::{hfile_row_range, BulkLoadFileMisfit, BULK_LOAD_JOURNAL};
 pub use check_and_mutate::column_condition_holds;
 
 use std::collections::BTreeMap;
@@ -151,6 +153,7 @@ impl Region {
         let info = layout::read_region_info(&*fs, dir)?;
         let tmp = dir.join(TMP_DIR);
         fs.delete(&tmp).map_err(|e| RegionError::io(&tmp, e))?;
+        bulk_load::recover(&*fs, dir)?;
         let mut stores = BTreeMap::new();
         for f in &descriptor.families {
             stores.insert(

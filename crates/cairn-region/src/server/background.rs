@@ -36,9 +36,12 @@ pub(super) fn spawn_worker(
                 Work::Stop => return,
                 Work::Flush(r) => {
                     let now = Instant::now();
+                    // Cleared whatever happens next: a request that finds nothing to flush
+                    // (an earlier one took it all) must not leave the flag set, or no write
+                    // or tick would ever queue the region's flush again.
+                    r.flush_queued.store(false, Ordering::Release);
                     if r.is_closed() || !r.flush_retry.lock().due(now) {
                         // Asked again by the tick once the retry is due.
-                        r.flush_queued.store(false, Ordering::Release);
                     } else if r.memstore_size() > 0 {
                         let what = || format!("flush of {}", r.info.region_name());
                         match r.flush() {
@@ -180,6 +183,26 @@ mod tests {
             "three flushes, then one major compaction"
         );
         assert_eq!(region.metrics.flush_count.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn a_flush_request_that_finds_nothing_to_flush_lets_the_next_one_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &[]);
+        let region = s.table(&t).unwrap().regions[0].clone();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let worker = spawn_worker("cairn-test-worker", rx, Arc::downgrade(&s));
+        // A second request, queued by a write while the first flush ran, finds the memstore
+        // empty.
+        region.flush_queued.store(true, Ordering::Release);
+        tx.send(Work::Flush(region.clone())).unwrap();
+        tx.send(Work::Stop).unwrap();
+        worker.join().unwrap();
+        assert!(
+            !region.flush_queued.load(Ordering::Acquire),
+            "the flag stays set: the region's memstore would never be flushed again"
+        );
     }
 
     #[test]

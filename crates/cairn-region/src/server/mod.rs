@@ -3,6 +3,7 @@
 //! the parts of the master that create and drop tables).
 
 mod background;
+mod bulk_load;
 mod cluster;
 mod config;
 mod health;
@@ -13,6 +14,7 @@ mod table;
 mod transition;
 
 use background::{spawn_worker, Work};
+pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::ServerConfig;
 pub use health::{Retry, MIN_FREE_SPACE};

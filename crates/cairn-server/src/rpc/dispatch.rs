@@ -55,6 +55,9 @@ fn client(s: &Services, conn: &Conn, call: &Call, method: &str) -> Result<Reply,
         "Mutate" => Box::new(s.mutate(&call.decode_param()?, &mut cells, &mut out)?),
         "Multi" => Box::new(s.multi(&call.decode_param()?, &mut cells, &mut out)?),
         "Scan" => Box::new(s.scan(&call.decode_param()?, call.header.timeout, &mut out)?),
+        "BulkLoadHFile" => Box::new(s.bulk_load_hfile(&call.decode_param()?)?),
+        "PrepareBulkLoad" => Box::new(s.prepare_bulk_load(&call.decode_param()?)?),
+        "CleanupBulkLoad" => Box::new(s.cleanup_bulk_load(&call.decode_param()?)?),
         _ => return Err(unknown(conn.service, method)),
     };
     Ok((msg, out.block))

@@ -13,6 +13,8 @@ use crate::metrics::{Kind, Source};
 /// other method counts under `other`.
 const METHODS: &[&str] = &[
     "Balance",
+    "BulkLoadHFile",
+    "CleanupBulkLoad",
     "CompactRegion",
     "CreateNamespace",
     "CreateTable",
@@ -46,6 +48,7 @@ const METHODS: &[&str] = &[
     "MergeTableRegions",
     "Multi",
     "Mutate",
+    "PrepareBulkLoad",
     "Scan",
     "SetBalancerRunning",
     "SetSplitOrMergeEnabled",

@@ -12,6 +12,7 @@
 //! answers `CallQueueTooBigException` at once, as HBase does.
 
 mod admin;
+mod bulk_load;
 mod client;
 mod conditions;
 mod connection;

@@ -1,0 +1,569 @@
+//! `cairn completebulkload`: HBase's BulkLoadHFilesTool (`hbase completebulkload DIR TABLE`)
+//! on an embedded store. Walks `DIR/<family>/<hfile>`, groups the files by the region their
+//! rows fall in, splits a file that spans a region boundary into `.tmp/<uuid>.bottom` and
+//! `.top` halves (again, until every piece fits one region), and hands each region its files
+//! in one atomic load with a sequence id assigned.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use cairn_hfile::cell::first_on_row;
+use cairn_hfile::file_info::keys;
+use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
+use cairn_region::region::hfile_row_range;
+use cairn_region::server::Table;
+use cairn_region::storefile::writer_options;
+use cairn_region::{ColumnFamilyDescriptor, RegionServer, ServerConfig, TableName};
+use clap::Args;
+
+const AFTER_HELP: &str = "\
+DIR holds one directory per column family, each with HFiles (ImportTsv's or HFileOutputFormat2's
+bulk output; cairn's or HBase's writer). Names starting with '_' or '.', reference and HFileLink
+names, and files that are not HFiles are skipped. The files are MOVED into the table's regions.
+
+Properties (-D, HBase's names): always.copy.files=true (copy instead of moving),
+hbase.mapreduce.bulkload.assign.sequenceNumbers=false (keep the files' own sequence ids: loaded
+cells then lose to existing cells of the same timestamp), ignore.unmatched.families=yes,
+hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily=N (32),
+hbase.loadincremental.validate.hfile=false, hbase.bulkload.retries.number=N (10),
+hbase.loadincremental.fail.if.need.split.hfile=true (fail instead of splitting).
+
+Only an embedded store (--data) is supported: to load into a running `cairn serve`, use HBase's
+own tool, `hbase org.apache.hadoop.hbase.tool.BulkLoadHFilesTool DIR TABLE` with
+hbase.client.bootstrap.servers pointing at cairn's HBase RPC port.";
+
+/// `cairn completebulkload [-D k=v]... --data ROOT DIR TABLE`.
+#[derive(Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct CompleteBulkLoadArgs {
+    /// The store's root directory (hbase.rootdir): local path, `file:///…` or `hdfs://…`.
+    #[arg(long = "data", value_name = "ROOT")]
+    data: String,
+    /// HBase properties, e.g. -D always.copy.files=true.
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    properties: Vec<String>,
+    /// The bulk output directory: `<family>/<hfile>`.
+    dir: PathBuf,
+    /// The table (`ns:name` or `name`).
+    table: String,
+}
+
+/// The tool's settings, from HBase's property names.
+#[derive(Clone, Debug)]
+struct Options {
+    copy: bool,
+    assign_seq_num: bool,
+    ignore_unmatched: bool,
+    max_files_per_region_per_family: usize,
+    validate: bool,
+    retries: usize,
+    fail_if_split: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            copy: false,
+            assign_seq_num: true,
+            ignore_unmatched: false,
+            max_files_per_region_per_family: 32,
+            validate: true,
+            retries: 10,
+            fail_if_split: false,
+        }
+    }
+}
+
+fn parse_bool(k: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" => Ok(true),
+        "false" | "no" => Ok(false),
+        _ => bail!("-D {k}={v}: expected true or false"),
+    }
+}
+
+impl Options {
+    fn parse(properties: &[String]) -> Result<Options> {
+        let mut o = Options::default();
+        for p in properties {
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| anyhow!("-D {p}: expected KEY=VALUE"))?;
+            match k {
+                "always.copy.files" => o.copy = parse_bool(k, v)?,
+                "hbase.mapreduce.bulkload.assign.sequenceNumbers" => {
+                    o.assign_seq_num = parse_bool(k, v)?
+                }
+                // HBase compares with "yes" (case-insensitively).
+                "ignore.unmatched.families" => o.ignore_unmatched = v.eq_ignore_ascii_case("yes"),
+                "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily" => {
+                    o.max_files_per_region_per_family =
+                        v.parse().with_context(|| format!("-D {p}"))?
+                }
+                "hbase.loadincremental.validate.hfile" => o.validate = parse_bool(k, v)?,
+                "hbase.bulkload.retries.number" => {
+                    o.retries = v.parse().with_context(|| format!("-D {p}"))?
+                }
+                "hbase.loadincremental.fail.if.need.split.hfile" => {
+                    o.fail_if_split = parse_bool(k, v)?
+                }
+                // Table creation is not the tool's job here: the table must exist.
+                "create.table" => {}
+                _ => eprintln!("-D {k}: not a completebulkload property; ignored"),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// One file waiting to be loaded.
+#[derive(Clone, Debug)]
+struct Item {
+    family: Vec<u8>,
+    path: PathBuf,
+}
+
+/// What a run did.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Report {
+    /// Files (whole or split pieces) loaded.
+    pub files_loaded: usize,
+    /// Files split because they spanned a region boundary (each split counted).
+    pub splits: usize,
+    /// Regions that took files.
+    pub regions: usize,
+    /// Files skipped while walking the directory.
+    pub skipped: Vec<String>,
+}
+
+/// Runs the tool: exit 0 when files were loaded, 1 when none were (as HBase's tool), 2 on
+/// bad usage.
+pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
+    let options = match Options::parse(&a.properties) {
+        Ok(o) => o,
+        Err(e) => return Ok(crate::usage_error("completebulkload", &e)),
+    };
+    let table = match TableName::parse(&a.table) {
+        Ok(t) => t,
+        Err(e) => {
+            return Ok(crate::usage_error(
+                "completebulkload",
+                &anyhow::Error::from(e),
+            ))
+        }
+    };
+    let mut config = ServerConfig::from_uri(&a.data)?;
+    config.background = false;
+    let rs = RegionServer::open(config).with_context(|| format!("opening {}", a.data))?;
+    let result = load(&rs, &a.dir, &table, &options);
+    rs.close().context("closing the store")?;
+    let report = result?;
+    for s in &report.skipped {
+        eprintln!("skipped {s}");
+    }
+    println!(
+        "completebulkload: {} file(s) loaded into {} region(s) of {table}; {} split(s)",
+        report.files_loaded, report.regions, report.splits
+    );
+    // As HBase's tool: success only if something was loaded.
+    Ok(if report.files_loaded > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Loads `dir` into `table` of `rs`.
+fn load(rs: &RegionServer, dir: &Path, table: &TableName, o: &Options) -> Result<Report> {
+    let t = rs
+        .table(table)
+        .map_err(|_| anyhow!("Table '{table}' does not exist."))?;
+    let mut report = Report::default();
+    let mut queue = discover(dir, o.validate, &mut report.skipped)?;
+    check_families(&t, &mut queue, o.ignore_unmatched)?;
+    let max_attempts = if o.retries == 0 {
+        usize::MAX
+    } else {
+        o.retries.max(t.regions.len() + 1)
+    };
+    let mut attempt = 0;
+    let mut touched = std::collections::BTreeSet::new();
+    while !queue.is_empty() {
+        attempt += 1;
+        if attempt > max_attempts {
+            bail!("Retry attempted {max_attempts} times without completing, bailing out");
+        }
+        let groups = group_or_split(&t, &mut queue, o, &mut report.splits)?;
+        for (region_idx, items) in groups {
+            let mut per_family: BTreeMap<&[u8], usize> = BTreeMap::new();
+            for it in &items {
+                *per_family.entry(&it.family).or_default() += 1;
+            }
+            if per_family
+                .values()
+                .any(|n| *n > o.max_files_per_region_per_family)
+            {
+                bail!(
+                    "Trying to load more than {} hfiles to one family of one region",
+                    o.max_files_per_region_per_family
+                );
+            }
+            let region = &t.regions[region_idx];
+            let paths: Vec<(Vec<u8>, PathBuf)> = items
+                .iter()
+                .map(|i| (i.family.clone(), i.path.clone()))
+                .collect();
+            let loaded = rs
+                .bulk_load_hfiles(
+                    &region.info.region_name_bytes(),
+                    &paths,
+                    o.assign_seq_num,
+                    o.copy,
+                )
+                .with_context(|| {
+                    format!(
+                        "BulkLoad encountered an unrecoverable problem loading into {}",
+                        region.info.region_name()
+                    )
+                })?;
+            if loaded {
+                report.files_loaded += items.len();
+                touched.insert(region_idx);
+            } else {
+                eprintln!(
+                    "Attempt to bulk load region {} of table {table} failed. This is \
+                     recoverable and they will be retried.",
+                    region.info.region_name()
+                );
+                queue.extend(items);
+            }
+        }
+    }
+    report.regions = touched.len();
+    Ok(report)
+}
+
+/// HBase's `StoreFileInfo.isReference`: `<hfile or link>.<parent encoded region>`.
+fn is_reference(name: &str) -> bool {
+    name.split_once('.')
+        .is_some_and(|(file, parent)| !file.is_empty() && !parent.is_empty() && is_hfile(file))
+}
+
+/// HBase's HFILE_NAME_REGEX: hex digits, then optionally `_SeqId_<n>_` or `_del`.
+fn is_hfile(name: &str) -> bool {
+    let hex_end = name
+        .find(|c: char| !matches!(c, '0'..='9' | 'a'..='f'))
+        .unwrap_or(name.len());
+    if hex_end == 0 {
+        return false;
+    }
+    let rest = &name[hex_end..];
+    rest.is_empty()
+        || rest == "_del"
+        || rest
+            .strip_prefix("_SeqId_")
+            .and_then(|r| r.strip_suffix('_'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// An HFileLink name: `[<ns>=]<table>=<region>-<hfile>`.
+fn is_hfile_link(name: &str) -> bool {
+    name.contains('=')
+        && name
+            .rsplit_once('-')
+            .is_some_and(|(_, hfile)| is_hfile(hfile))
+}
+
+/// Walks `dir/<family>/<file>` as HBase's tool does.
+fn discover(dir: &Path, validate: bool, skipped: &mut Vec<String>) -> Result<VecDeque<Item>> {
+    let mut out = VecDeque::new();
+    let mut families: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    families.sort();
+    for fdir in families {
+        let fname = fdir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !fdir.is_dir() {
+            skipped.push(format!("{}: Skipping non-directory", fdir.display()));
+            continue;
+        }
+        // Not a legal family name (`_SUCCESS`, `.tmp`, `_logs`).
+        if fname.starts_with('_') || fname.starts_with('.') {
+            skipped.push(format!("{}: not a family directory", fdir.display()));
+            continue;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&fdir)
+            .with_context(|| format!("reading {}", fdir.display()))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()
+            .with_context(|| format!("reading {}", fdir.display()))?;
+        files.sort();
+        for p in files {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if !p.is_file() {
+                continue;
+            }
+            if name.starts_with('_') || name.starts_with('.') {
+                skipped.push(format!("{}: name starts with '_' or '.'", p.display()));
+                continue;
+            }
+            if is_reference(&name) || is_hfile_link(&name) {
+                skipped.push(format!("{}: a reference or HFileLink", p.display()));
+                continue;
+            }
+            if validate && HFileReader::open(&p, ReaderOptions::default()).is_err() {
+                skipped.push(format!("{}: not an HFile", p.display()));
+                continue;
+            }
+            out.push_back(Item {
+                family: fname.as_bytes().to_vec(),
+                path: p,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// HBase's family check: files of families the table lacks fail the run, or are dropped with
+/// `ignore.unmatched.families=yes`.
+fn check_families(t: &Table, queue: &mut VecDeque<Item>, ignore: bool) -> Result<()> {
+    let valid: Vec<String> = t
+        .descriptor
+        .families
+        .iter()
+        .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+        .collect();
+    let mut unmatched: Vec<String> = queue
+        .iter()
+        .map(|i| String::from_utf8_lossy(&i.family).into_owned())
+        .filter(|f| !valid.contains(f))
+        .collect();
+    unmatched.dedup();
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let msg = format!(
+        "Unmatched family names found: unmatched family names in HFiles to be bulkloaded: \
+         [{}]; valid family names of table {} are: [{}]",
+        unmatched.join(", "),
+        t.descriptor.name,
+        valid.join(", ")
+    );
+    if !ignore {
+        bail!(msg);
+    }
+    eprintln!("{msg}");
+    queue.retain(|i| valid.contains(&String::from_utf8_lossy(&i.family).into_owned()));
+    Ok(())
+}
+
+/// HBase's groupOrSplitPhase: each queued file either goes to the group of the region its
+/// rows fall in, or is split at a region end key and its halves queued again at the front.
+fn group_or_split(
+    t: &Table,
+    queue: &mut VecDeque<Item>,
+    o: &Options,
+    splits: &mut usize,
+) -> Result<BTreeMap<usize, Vec<Item>>> {
+    let mut groups: BTreeMap<usize, Vec<Item>> = BTreeMap::new();
+    while let Some(item) = queue.pop_front() {
+        let reader = HFileReader::open(&item.path, ReaderOptions::default())
+            .with_context(|| format!("opening {}", item.path.display()))?;
+        let Some((first, last)) = hfile_row_range(&reader)? else {
+            eprintln!("{} has no entries, skipping", item.path.display());
+            continue;
+        };
+        if first > last {
+            bail!(
+                "Invalid range: {} > {} in {}",
+                cairn_hfile::cell::Escaped(&first),
+                cairn_hfile::cell::Escaped(&last),
+                item.path.display()
+            );
+        }
+        let first_idx = t.region_index(&first);
+        let end = &t.regions[first_idx].info.end_key;
+        if end.is_empty() || last < *end {
+            groups.entry(first_idx).or_default().push(item);
+            continue;
+        }
+        if o.fail_if_split {
+            bail!(
+                "The HFile {} needs to be split: it spans regions of {}",
+                item.path.display(),
+                t.descriptor.name
+            );
+        }
+        let last_idx = t.region_index(&last);
+        let split_point = t.regions[(first_idx + last_idx) / 2].info.end_key.clone();
+        eprintln!(
+            "HFile at {} no longer fits inside a single region. Splitting at {}",
+            item.path.display(),
+            cairn_hfile::cell::Escaped(&split_point)
+        );
+        let family = t
+            .descriptor
+            .families
+            .iter()
+            .find(|f| f.name == item.family)
+            .ok_or_else(|| anyhow!("no family for {}", item.path.display()))?;
+        let (bottom, top) = split_store_file(&reader, &item.path, &split_point, family)?;
+        check_halves(&bottom, &top, &split_point)?;
+        *splits += 1;
+        // At the front, as HBase: the halves are grouped (or split again) before the rest.
+        queue.push_front(Item {
+            family: item.family.clone(),
+            path: top,
+        });
+        queue.push_front(Item {
+            family: item.family,
+            path: bottom,
+        });
+        // The split source goes now that its halves exist: HBase 2.6.1's tool means to keep
+        // an original input file, but its check looks at the `.tmp` directory it has just
+        // chosen, so it deletes every split source, originals included. Same here.
+        if let Err(e) = std::fs::remove_file(&item.path) {
+            eprintln!(
+                "Unable to delete temporary split file {}: {e}",
+                item.path.display()
+            );
+        }
+    }
+    Ok(groups)
+}
+
+/// HBase's splitStoreFile: `<dir>/.tmp/<uuid>.bottom` (rows before `split`) and `.top` (the
+/// rest), written with the family's block size, compression, encoding and Bloom type, with
+/// every file-info entry of the source except `hfile.*` and `DATA_BLOCK_ENCODING`.
+fn split_store_file(
+    reader: &HFileReader,
+    path: &Path,
+    split: &[u8],
+    family: &ColumnFamilyDescriptor,
+) -> Result<(PathBuf, PathBuf)> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = if dir.file_name().is_some_and(|n| n == ".tmp") {
+        dir.to_path_buf()
+    } else {
+        dir.join(".tmp")
+    };
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let uuid = format!("{:032x}", rand::random::<u128>());
+    let bottom = tmp.join(format!("{uuid}.bottom"));
+    let top = tmp.join(format!("{uuid}.top"));
+    copy_half(reader, &bottom, split, false, family)?;
+    copy_half(reader, &top, split, true, family)?;
+    Ok((bottom, top))
+}
+
+/// Each half must lie on its side of the split point, or splitting again could go on
+/// forever: bottom rows < `split` <= top rows.
+fn check_halves(bottom: &Path, top: &Path, split: &[u8]) -> Result<()> {
+    for (p, is_top) in [(bottom, false), (top, true)] {
+        let r = HFileReader::open(p, ReaderOptions::default())
+            .with_context(|| format!("opening {}", p.display()))?;
+        if let Some((first, last)) = hfile_row_range(&r)? {
+            let ok = if is_top {
+                first.as_slice() >= split
+            } else {
+                last.as_slice() < split
+            };
+            if !ok {
+                bail!(
+                    "split half {} holds rows on the wrong side of {}",
+                    p.display(),
+                    cairn_hfile::cell::Escaped(split)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn copy_half(
+    reader: &HFileReader,
+    to: &Path,
+    split: &[u8],
+    top: bool,
+    family: &ColumnFamilyDescriptor,
+) -> Result<()> {
+    let out = std::fs::File::create(to).with_context(|| format!("creating {}", to.display()))?;
+    let mut w = HFileWriter::new(
+        std::io::BufWriter::new(out),
+        to.display().to_string(),
+        writer_options(family, true),
+    )?;
+    let mut sc = reader.scanner();
+    let mut more = if top {
+        sc.seek(&first_on_row(split)?)?
+    } else {
+        sc.seek_to_first()?
+    };
+    while more {
+        let c = sc.cell().expect("positioned");
+        if !top && c.row() >= split {
+            break;
+        }
+        w.append(&c)?;
+        more = sc.next()?;
+    }
+    for (k, v) in reader.file_info().iter() {
+        if !k.starts_with(b"hfile.") && k != keys::DATA_BLOCK_ENCODING {
+            w.append_file_info(k, v)?;
+        }
+    }
+    let (out, _) = w.finish()?;
+    let file = out
+        .into_inner()
+        .map_err(|e| anyhow!("writing {}: {}", to.display(), e.error()))?;
+    file.sync_all()
+        .with_context(|| format!("syncing {}", to.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hbase_file_name_rules() {
+        assert!(is_hfile("0123abcdef"));
+        assert!(is_hfile("0123abcdef_SeqId_12_"));
+        assert!(is_hfile("0123abcdef_del"));
+        assert!(!is_hfile("0123abcdef_SeqId__"));
+        assert!(!is_hfile("xyz"));
+        assert!(!is_hfile("0123.bottom"));
+        assert!(is_reference("0123abcd.f00dfeed"));
+        assert!(is_reference("0123abcd_SeqId_3_.f00dfeed"));
+        assert!(!is_reference("0123abcd"));
+        assert!(!is_reference("xyz.bottom"));
+        assert!(is_hfile_link("t1=0123abcd-4567ef"));
+        assert!(is_hfile_link("ns=t1=0123abcd-4567ef_SeqId_4_"));
+        assert!(!is_hfile_link("0123abcd"));
+    }
+
+    #[test]
+    fn properties_use_hbase_names() {
+        let o = Options::parse(&[
+            "always.copy.files=true".into(),
+            "hbase.mapreduce.bulkload.assign.sequenceNumbers=false".into(),
+            "ignore.unmatched.families=YES".into(),
+            "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily=4".into(),
+        ])
+        .unwrap();
+        assert!(o.copy && !o.assign_seq_num && o.ignore_unmatched);
+        assert_eq!(o.max_files_per_region_per_family, 4);
+        assert!(Options::parse(&["always.copy.files=maybe".into()]).is_err());
+        assert!(Options::parse(&["novalue".into()]).is_err());
+    }
+}
