@@ -1,5 +1,5 @@
 //! `cairn completebulkload`: HBase's BulkLoadHFilesTool (`hbase completebulkload DIR TABLE`)
-//! on an embedded store. Walks `DIR/<family>/<hfile>`, groups the files by the region their
+//! on an embedded store or a running server (over HBase's native RPC). Walks `DIR/<family>/<hfile>`, groups the files by the region their
 //! rows fall in, splits a file that spans a region boundary into `.tmp/<uuid>.bottom` and
 //! `.top` halves (again, until every piece fits one region), and hands each region its files
 //! in one atomic load with a sequence id assigned.
@@ -12,10 +12,14 @@ use anyhow::{anyhow, bail, Context, Result};
 use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
+use cairn_region::layout::{decode_region_info_bytes, decode_table_descriptor};
 use cairn_region::region::hfile_row_range;
-use cairn_region::server::Table;
 use cairn_region::storefile::writer_options;
-use cairn_region::{ColumnFamilyDescriptor, RegionServer, ServerConfig, TableName};
+use cairn_region::{
+    ColumnFamilyDescriptor, RegionInfo, RegionServer, ServerConfig, TableDescriptor, TableName,
+};
+use cairn_rpc::client::{meta_region_infos, RpcClient};
+use cairn_rpc::pb;
 use clap::Args;
 
 const AFTER_HELP: &str = "\
@@ -30,17 +34,29 @@ hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily=N (32),
 hbase.loadincremental.validate.hfile=false, hbase.bulkload.retries.number=N (10),
 hbase.loadincremental.fail.if.need.split.hfile=true (fail instead of splitting).
 
-Only an embedded store (--data) is supported: to load into a running `cairn serve`, use HBase's
-own tool, `hbase org.apache.hadoop.hbase.tool.BulkLoadHFilesTool DIR TABLE` with
-hbase.client.bootstrap.servers pointing at cairn's HBase RPC port.";
+Where: --data ROOT loads into an embedded store no server has open; --hbase HOST:PORT loads
+into a running server (cairn serve, or an HBase region server) over HBase's native RPC:
+PrepareBulkLoad, one BulkLoadHFile per region, CleanupBulkLoad. The server must be able to
+read DIR's files at the paths given (the same machine, or a shared filesystem). HBase's own
+tool works against cairn serve too: `hbase org.apache.hadoop.hbase.tool.BulkLoadHFilesTool DIR
+TABLE` with hbase.client.bootstrap.servers pointing at cairn's HBase RPC port.";
 
-/// `cairn completebulkload [-D k=v]... --data ROOT DIR TABLE`.
+/// `cairn completebulkload [-D k=v]... (--data ROOT | --hbase HOST:PORT) DIR TABLE`.
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct CompleteBulkLoadArgs {
-    /// The store's root directory (hbase.rootdir): local path, `file:///…` or `hdfs://…`.
-    #[arg(long = "data", value_name = "ROOT")]
-    data: String,
+    /// An embedded store's root directory (hbase.rootdir): local path, `file:///…` or
+    /// `hdfs://…`.
+    #[arg(
+        long = "data",
+        value_name = "ROOT",
+        required_unless_present = "hbase",
+        conflicts_with = "hbase"
+    )]
+    data: Option<String>,
+    /// A running server's native RPC address (`cairn serve`'s --hbase, HBase's port 16020).
+    #[arg(long = "hbase", value_name = "HOST:PORT")]
+    hbase: Option<String>,
     /// HBase properties, e.g. -D always.copy.files=true.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     properties: Vec<String>,
@@ -154,12 +170,30 @@ pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
             ))
         }
     };
-    let mut config = ServerConfig::from_uri(&a.data)?;
-    config.background = false;
-    let rs = RegionServer::open(config).with_context(|| format!("opening {}", a.data))?;
-    let result = load(&rs, &a.dir, &table, &options);
-    rs.close().context("closing the store")?;
-    let report = result?;
+    let report = match (&a.data, &a.hbase) {
+        (Some(data), _) => {
+            let mut config = ServerConfig::from_uri(data)?;
+            config.background = false;
+            let rs = RegionServer::open(config).with_context(|| format!("opening {data}"))?;
+            let result = load(&mut Embedded(&rs), &a.dir, &table, &options);
+            rs.close().context("closing the store")?;
+            result?
+        }
+        (None, Some(addr)) => {
+            let mut target = Remote {
+                addr: addr.clone(),
+                table: table_name_pb(&table),
+                client: None,
+                token: None,
+            };
+            let result = load(&mut target, &a.dir, &table, &options);
+            let cleaned = target.cleanup();
+            let report = result?;
+            cleaned?;
+            report
+        }
+        (None, None) => bail!("--data or --hbase is needed"),
+    };
     for s in &report.skipped {
         eprintln!("skipped {s}");
     }
@@ -175,18 +209,212 @@ pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
     })
 }
 
-/// Loads `dir` into `table` of `rs`.
-fn load(rs: &RegionServer, dir: &Path, table: &TableName, o: &Options) -> Result<Report> {
-    let t = rs
-        .table(table)
-        .map_err(|_| anyhow!("Table '{table}' does not exist."))?;
+/// A table as the loader sees it: its schema and its regions in key order.
+struct Layout {
+    descriptor: TableDescriptor,
+    regions: Vec<RegionInfo>,
+}
+
+impl Layout {
+    /// The region holding `row`: the last whose start key is at or before it.
+    fn region_index(&self, row: &[u8]) -> usize {
+        self.regions
+            .partition_point(|r| r.start_key.as_slice() <= row)
+            .saturating_sub(1)
+    }
+}
+
+/// Where the files go.
+trait Target {
+    /// The table's schema and regions as they are now (read again each round, as HBase's
+    /// tool does: regions may split meanwhile).
+    fn layout(&mut self, table: &TableName) -> Result<Layout>;
+    /// Loads one region's files at once; `false` when they no longer fit it.
+    fn load(
+        &mut self,
+        region: &RegionInfo,
+        paths: &[(Vec<u8>, PathBuf)],
+        o: &Options,
+    ) -> Result<bool>;
+}
+
+/// An embedded store.
+struct Embedded<'a>(&'a RegionServer);
+
+impl Target for Embedded<'_> {
+    fn layout(&mut self, table: &TableName) -> Result<Layout> {
+        let t = self
+            .0
+            .table(table)
+            .map_err(|_| anyhow!("Table '{table}' does not exist."))?;
+        Ok(Layout {
+            descriptor: (*t.descriptor).clone(),
+            regions: t.regions.iter().map(|r| r.info.clone()).collect(),
+        })
+    }
+
+    fn load(
+        &mut self,
+        region: &RegionInfo,
+        paths: &[(Vec<u8>, PathBuf)],
+        o: &Options,
+    ) -> Result<bool> {
+        Ok(self
+            .0
+            .bulk_load_hfiles(&region.region_name_bytes(), paths, o.assign_seq_num, o.copy)?)
+    }
+}
+
+/// A running server over HBase's native RPC, loading through a staging token as HBase's
+/// tool does.
+struct Remote {
+    addr: String,
+    table: pb::TableName,
+    client: Option<RpcClient>,
+    /// PrepareBulkLoad's token, and the region it was asked of (CleanupBulkLoad's too).
+    token: Option<(String, Vec<u8>)>,
+}
+
+fn table_name_pb(t: &TableName) -> pb::TableName {
+    pb::TableName {
+        namespace: t.namespace.as_bytes().to_vec(),
+        qualifier: t.qualifier.as_bytes().to_vec(),
+    }
+}
+
+fn region_spec(name: Vec<u8>) -> pb::RegionSpecifier {
+    pb::RegionSpecifier {
+        r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
+        value: name,
+    }
+}
+
+impl Remote {
+    fn client(&mut self) -> Result<&mut RpcClient> {
+        if self.client.is_none() {
+            self.client = Some(RpcClient::connect(&self.addr, "ClientService")?);
+        }
+        Ok(self.client.as_mut().expect("just set"))
+    }
+
+    /// CleanupBulkLoad, when PrepareBulkLoad ran.
+    fn cleanup(&mut self) -> Result<()> {
+        let Some((token, region)) = self.token.take() else {
+            return Ok(());
+        };
+        let req = pb::CleanupBulkLoadRequest {
+            bulk_token: token,
+            region: Some(region_spec(region)),
+        };
+        self.client()?
+            .call::<pb::CleanupBulkLoadResponse>("CleanupBulkLoad", &req)?;
+        Ok(())
+    }
+}
+
+impl Target for Remote {
+    fn layout(&mut self, table: &TableName) -> Result<Layout> {
+        let mut master = RpcClient::connect(&self.addr, "MasterService")?;
+        let req = pb::GetTableDescriptorsRequest {
+            table_names: vec![self.table.clone()],
+            ..Default::default()
+        };
+        let schema = master
+            .call::<pb::GetTableDescriptorsResponse>("GetTableDescriptors", &req)?
+            .message
+            .table_schema
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("Table '{table}' does not exist."))?;
+        let mut bytes = b"PBUF".to_vec();
+        prost::Message::encode(&schema, &mut bytes).expect("vec grows");
+        let descriptor = decode_table_descriptor(&bytes, Path::new("GetTableDescriptors"))?;
+        let mut regions = Vec::new();
+        for b in meta_region_infos(&self.addr, &self.table)? {
+            let r = decode_region_info_bytes(&b, Path::new("hbase:meta info:regioninfo"))?;
+            if !r.offline && !r.split && r.table == *table {
+                regions.push(r);
+            }
+        }
+        regions.sort_by(|a, b| a.start_key.cmp(&b.start_key));
+        if regions.is_empty() {
+            bail!(
+                "Table '{table}' has no regions in hbase:meta on {}",
+                self.addr
+            );
+        }
+        Ok(Layout {
+            descriptor,
+            regions,
+        })
+    }
+
+    fn load(
+        &mut self,
+        region: &RegionInfo,
+        paths: &[(Vec<u8>, PathBuf)],
+        o: &Options,
+    ) -> Result<bool> {
+        if self.token.is_none() {
+            // As HBase's tool: the token is asked of the table's first region.
+            let first = self.layout(&region.table)?.regions[0].region_name_bytes();
+            let req = pb::PrepareBulkLoadRequest {
+                table_name: self.table.clone(),
+                region: Some(region_spec(first.clone())),
+            };
+            let token = self
+                .client()?
+                .call::<pb::PrepareBulkLoadResponse>("PrepareBulkLoad", &req)?
+                .message
+                .bulk_token;
+            self.token = Some((token, first));
+        }
+        let token = self.token.as_ref().map(|t| t.0.clone());
+        let mut family_path = Vec::new();
+        for (family, path) in paths {
+            // The server opens the files by these paths.
+            let abs = std::fs::canonicalize(path)
+                .with_context(|| format!("resolving {}", path.display()))?;
+            family_path.push(pb::bulk_load_h_file_request::FamilyPath {
+                family: family.clone(),
+                path: abs.display().to_string(),
+            });
+        }
+        let req = pb::BulkLoadHFileRequest {
+            region: region_spec(region.region_name_bytes()),
+            family_path,
+            assign_seq_num: Some(o.assign_seq_num),
+            bulk_token: token,
+            copy_file: Some(o.copy),
+            ..Default::default()
+        };
+        let answer = self
+            .client()?
+            .call::<pb::BulkLoadHFileResponse>("BulkLoadHFile", &req);
+        match answer {
+            Ok(a) => Ok(a.message.loaded),
+            // The region split or moved meanwhile: the files go round again.
+            Err(cairn_rpc::client::ClientError::Remote { class, .. })
+                if class.ends_with("NotServingRegionException")
+                    || class.ends_with("WrongRegionException") =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Loads `dir` into `table` of `target`.
+fn load(target: &mut dyn Target, dir: &Path, table: &TableName, o: &Options) -> Result<Report> {
+    let first = target.layout(table)?;
     let mut report = Report::default();
     let mut queue = discover(dir, o.validate, &mut report.skipped)?;
-    check_families(&t, &mut queue, o.ignore_unmatched)?;
+    check_families(&first.descriptor, &mut queue, o.ignore_unmatched)?;
     let max_attempts = if o.retries == 0 {
         usize::MAX
     } else {
-        o.retries.max(t.regions.len() + 1)
+        o.retries.max(first.regions.len() + 1)
     };
     let mut attempt = 0;
     let mut touched = std::collections::BTreeSet::new();
@@ -195,6 +423,7 @@ fn load(rs: &RegionServer, dir: &Path, table: &TableName, o: &Options) -> Result
         if attempt > max_attempts {
             bail!("Retry attempted {max_attempts} times without completing, bailing out");
         }
+        let t = target.layout(table)?;
         let groups = group_or_split(&t, &mut queue, o, &mut report.splits)?;
         for (region_idx, items) in groups {
             let mut per_family: BTreeMap<&[u8], usize> = BTreeMap::new();
@@ -215,27 +444,20 @@ fn load(rs: &RegionServer, dir: &Path, table: &TableName, o: &Options) -> Result
                 .iter()
                 .map(|i| (i.family.clone(), i.path.clone()))
                 .collect();
-            let loaded = rs
-                .bulk_load_hfiles(
-                    &region.info.region_name_bytes(),
-                    &paths,
-                    o.assign_seq_num,
-                    o.copy,
+            let loaded = target.load(region, &paths, o).with_context(|| {
+                format!(
+                    "BulkLoad encountered an unrecoverable problem loading into {}",
+                    region.region_name()
                 )
-                .with_context(|| {
-                    format!(
-                        "BulkLoad encountered an unrecoverable problem loading into {}",
-                        region.info.region_name()
-                    )
-                })?;
+            })?;
             if loaded {
                 report.files_loaded += items.len();
-                touched.insert(region_idx);
+                touched.insert(region.encoded_name.clone());
             } else {
                 eprintln!(
                     "Attempt to bulk load region {} of table {table} failed. This is \
                      recoverable and they will be retried.",
-                    region.info.region_name()
+                    region.region_name()
                 );
                 queue.extend(items);
             }
@@ -336,9 +558,12 @@ fn discover(dir: &Path, validate: bool, skipped: &mut Vec<String>) -> Result<Vec
 
 /// HBase's family check: files of families the table lacks fail the run, or are dropped with
 /// `ignore.unmatched.families=yes`.
-fn check_families(t: &Table, queue: &mut VecDeque<Item>, ignore: bool) -> Result<()> {
-    let valid: Vec<String> = t
-        .descriptor
+fn check_families(
+    descriptor: &TableDescriptor,
+    queue: &mut VecDeque<Item>,
+    ignore: bool,
+) -> Result<()> {
+    let valid: Vec<String> = descriptor
         .families
         .iter()
         .map(|f| String::from_utf8_lossy(&f.name).into_owned())
@@ -356,7 +581,7 @@ fn check_families(t: &Table, queue: &mut VecDeque<Item>, ignore: bool) -> Result
         "Unmatched family names found: unmatched family names in HFiles to be bulkloaded: \
          [{}]; valid family names of table {} are: [{}]",
         unmatched.join(", "),
-        t.descriptor.name,
+        descriptor.name,
         valid.join(", ")
     );
     if !ignore {
@@ -370,7 +595,7 @@ fn check_families(t: &Table, queue: &mut VecDeque<Item>, ignore: bool) -> Result
 /// HBase's groupOrSplitPhase: each queued file either goes to the group of the region its
 /// rows fall in, or is split at a region end key and its halves queued again at the front.
 fn group_or_split(
-    t: &Table,
+    t: &Layout,
     queue: &mut VecDeque<Item>,
     o: &Options,
     splits: &mut usize,
@@ -392,7 +617,7 @@ fn group_or_split(
             );
         }
         let first_idx = t.region_index(&first);
-        let end = &t.regions[first_idx].info.end_key;
+        let end = &t.regions[first_idx].end_key;
         if end.is_empty() || last < *end {
             groups.entry(first_idx).or_default().push(item);
             continue;
@@ -405,7 +630,7 @@ fn group_or_split(
             );
         }
         let last_idx = t.region_index(&last);
-        let split_point = t.regions[(first_idx + last_idx) / 2].info.end_key.clone();
+        let split_point = t.regions[(first_idx + last_idx) / 2].end_key.clone();
         eprintln!(
             "HFile at {} no longer fits inside a single region. Splitting at {}",
             item.path.display(),

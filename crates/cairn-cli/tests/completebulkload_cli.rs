@@ -11,6 +11,9 @@ use cairn_region::{
     ColumnFamilyDescriptor, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor, TableName,
 };
 
+#[path = "support/serve.rs"]
+mod serve;
+
 fn row(i: u64) -> String {
     format!("row-{i:03}")
 }
@@ -208,5 +211,79 @@ fn unknown_families_and_tables_fail_with_hbase_messages() {
         text(&out).contains("Table 'nope' does not exist."),
         "{}",
         text(&out)
+    );
+}
+
+/// Against a running `cairn serve`, over HBase's native RPC (PrepareBulkLoad, BulkLoadHFile,
+/// CleanupBulkLoad): the same split of a spanning file, every row once, seen by the server at
+/// once, and the staging directory gone afterwards.
+#[test]
+fn a_running_server_takes_the_files_over_native_rpc() {
+    let root = tempfile::tempdir().unwrap();
+    let input = tempfile::tempdir().unwrap();
+    let t = create(root.path());
+    hfile(
+        &input.path().join("f/0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0a"),
+        0..25,
+    );
+    hfile(
+        &input.path().join("f/1bb1bb1bb1bb1bb1bb1bb1bb1bb1bb1b"),
+        25..90,
+    );
+    let server = serve::Server::start(root.path(), &[]);
+    let out = cairn(&[
+        "completebulkload",
+        "--hbase",
+        &server.addr,
+        &input.path().display().to_string(),
+        "t",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\nserver:\n{}",
+        text(&out),
+        server.stderr_tail(30)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("4 file(s) loaded into 3 region(s) of t; 2 split(s)"),
+        "{}",
+        text(&out)
+    );
+    // A table the server lacks: HBase's words.
+    let out = cairn(&[
+        "completebulkload",
+        "--hbase",
+        &server.addr,
+        &input.path().display().to_string(),
+        "nosuch",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nosuch"),
+        "{}",
+        text(&out)
+    );
+    assert!(server.stop(std::time::Duration::from_secs(30)));
+    let rs = open(root.path());
+    let rows: Vec<(String, String)> = rs
+        .scanner(&t, Scan::new())
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            let c = r[0].as_cell();
+            (
+                String::from_utf8_lossy(c.row()).into_owned(),
+                String::from_utf8_lossy(c.value).into_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = (0..90).map(|i| (row(i), format!("v{i}"))).collect();
+    assert_eq!(rows, want, "each row once, the load winning row-005's tie");
+    let staging = root.path().join("staging");
+    assert!(
+        files_under(&staging).is_empty(),
+        "CleanupBulkLoad removed the staging files: {:?}",
+        files_under(&staging)
     );
 }

@@ -10,16 +10,18 @@
 //! HBase 2.6.1's own descriptors), the
 //! connection preambles and the call and response frames ([`wire`]), cell blocks in HBase's
 //! `KeyValueCodec` layout ([`cellblock`]), and the data HBase keeps in its ZooKeeper znodes
-//! ([`znode`]: the metadata prefix, `PBUF`, the location and cluster id messages). Every length
+//! ([`znode`]: the metadata prefix, `PBUF`, the location and cluster id messages), and a small
+//! blocking client for cairn's own tools ([`client`]). Every length
 //! read off the wire is checked against what is there before anything is allocated for it.
 //!
 //! **Does not own:** what a call means (cairn-server translates calls into region-store
-//! operations), sockets, threads, ZooKeeper sessions (cairn-server), or the cell model itself
+//! operations), a server's sockets and threads, ZooKeeper sessions (cairn-server), or the cell model itself
 //! (cairn-cell).
 
 #![warn(missing_docs)]
 
 pub mod cellblock;
+pub mod client;
 mod error;
 pub mod pb;
 pub mod wire;
