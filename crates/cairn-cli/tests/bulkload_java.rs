@@ -226,3 +226,109 @@ fn assert_has_no_dir(dir: &Path) {
         assert!(sub.is_empty(), "{sub:?}");
     }
 }
+
+/// The whole round trip with both tools: `cairn importtsv` turns TSV into HFiles (one file for
+/// the whole table: no split keys given), and HBase 2.6.1's `BulkLoadHFilesTool` loads them
+/// into a three-region `cairn serve`, splitting the file at the region boundaries itself.
+#[test]
+fn hbase_bulkload_tool_loads_cairn_importtsv_output() {
+    let Some(cp) = hbase::classpath_or_skip() else {
+        return;
+    };
+    let data = tempfile::tempdir().expect("temp dir");
+    let work = tempfile::tempdir().expect("temp dir");
+    let table = TableName::parse("tsv").unwrap();
+    {
+        let mut c = ServerConfig::new(data.path());
+        c.background = false;
+        let rs = RegionServer::open(c).unwrap();
+        let d = TableDescriptor::new(table.clone()).with_family(ColumnFamilyDescriptor::new("f"));
+        rs.create_table(d, &[row(30).into_bytes(), row(60).into_bytes()])
+            .unwrap();
+        rs.close().unwrap();
+    }
+    let mut tsv = String::new();
+    for i in (0..90).rev() {
+        writeln!(tsv, "{}\tv{i}\tw{i}", row(i)).unwrap();
+    }
+    let input = work.path().join("input.tsv");
+    std::fs::write(&input, tsv).unwrap();
+    let out_dir = work.path().join("out");
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "importtsv",
+            "-Dimporttsv.columns=HBASE_ROW_KEY,f:a,f:b",
+            &format!("-Dimporttsv.bulk.output={}", out_dir.display()),
+            "-Dimporttsv.timestamp=1000",
+            "tsv",
+            &input.display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "importtsv: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start(data.path(), &[]);
+    let out = Command::new("java")
+        .args(hbase::JAVA_FLAGS)
+        .arg("-cp")
+        .arg(&cp)
+        .arg("org.apache.hadoop.hbase.tool.BulkLoadHFilesTool")
+        .arg("-Dhbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry")
+        .arg(format!("-Dhbase.client.bootstrap.servers={}", server.addr))
+        .arg("-Dcreate.table=no")
+        .arg("-Dfs.defaultFS=file:///")
+        .arg("-Dhbase.client.retries.number=3")
+        .arg(&out_dir)
+        .arg("tsv")
+        .output()
+        .expect("run java");
+    assert!(
+        out.status.success(),
+        "BulkLoadHFilesTool failed ({}):\n{}\nserver stderr:\n{}",
+        out.status,
+        tail(&String::from_utf8_lossy(&out.stderr), 60),
+        server.stderr_tail(40)
+    );
+    assert!(server.stop(Duration::from_secs(30)), "orderly stop");
+    let mut c = ServerConfig::new(data.path());
+    c.background = false;
+    let rs = RegionServer::open(c).unwrap();
+    let mut seen = Vec::new();
+    for r in rs.scanner(&table, Scan::new().versions(10)).unwrap() {
+        for c in r.unwrap() {
+            let c = c.as_cell();
+            seen.push(format!(
+                "{} {} {} {}",
+                String::from_utf8_lossy(c.row()),
+                String::from_utf8_lossy(c.qualifier()),
+                c.timestamp(),
+                String::from_utf8_lossy(c.value)
+            ));
+        }
+    }
+    let want: Vec<String> = (0..90)
+        .flat_map(|i| {
+            [
+                format!("{} a 1000 v{i}", row(i)),
+                format!("{} b 1000 w{i}", row(i)),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        seen, want,
+        "every cell once, from HBase's load of cairn's files"
+    );
+    let t = rs.table(&table).unwrap();
+    let pieces: usize = t
+        .regions
+        .iter()
+        .map(|r| r.store(b"f").unwrap().state().files.len())
+        .sum();
+    assert_eq!(
+        pieces, 3,
+        "HBase's tool split the one file at both boundaries"
+    );
+}
