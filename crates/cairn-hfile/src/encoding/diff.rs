@@ -119,6 +119,13 @@ pub(super) fn decode(
                 .ok_or_else(|| what("key length is shorter than its row and family"))?;
         } else {
             row_len = prev.as_ref().map_or(0, |p| p.row_len);
+            // The same row shares the family too (the file's one); a prefix ending inside it
+            // would take the family from the block.
+            if common < 2 + row_len + family.len() {
+                return Err(DecodeError::Corrupt(what(&format!(
+                    "common prefix {common} ends inside the row's family"
+                ))));
+            }
             qualifier = key_len - common - 9;
         }
         out.extend_from_slice(input.take(qualifier, "qualifier")?);
@@ -147,6 +154,7 @@ pub(super) fn decode(
                 out.len() - key
             ))));
         }
+        crate::cell::KeyRef::parse(&out[key..]).map_err(|e| what(&e.to_string()))?;
         out.extend_from_slice(input.take(value_len, "value")?);
         decode_cell_tail(
             &mut input,

@@ -199,6 +199,14 @@ pub(super) fn decode(
                         .ok_or_else(|| what("key length is shorter than its row and family"))?;
                 } else {
                     row_len = p.row_len;
+                    // The same row: the family (the file's one) comes from the previous key
+                    // too, length byte included; a prefix ending inside it would take the
+                    // family from the block and could leave a key its own lengths overrun.
+                    if common < 2 + row_len + 1 + p.family_len {
+                        return Err(DecodeError::Corrupt(what(&format!(
+                            "common prefix {common} ends inside the row's family"
+                        ))));
+                    }
                     if key_len < 2 + row_len + 1 + p.family_len + 9 {
                         return Err(DecodeError::Corrupt(what(
                             "key length is shorter than its row and family",
@@ -223,6 +231,7 @@ pub(super) fn decode(
                         out.len() - key
                     ))));
                 }
+                crate::cell::KeyRef::parse(&out[key..]).map_err(|e| what(&e.to_string()))?;
                 if flag & FLAG_SAME_VALUE != 0 {
                     if value_len != p.value_len {
                         return Err(DecodeError::Corrupt(what(
@@ -263,6 +272,28 @@ mod tests {
     use super::*;
     use crate::vint::write_vlong;
     use proptest::prelude::*;
+
+    /// Found by the fuzzer: a cell of the same row whose common prefix ends inside the
+    /// family, which the decoder then took from the block, making a key its own family
+    /// length overran.
+    #[test]
+    fn a_prefix_ending_inside_the_family_is_an_error() {
+        let body = [
+            0x00, 0x00, 0x00, 0x3f, 0x00, 0x0e, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x57, 0x00,
+            0x00, 0x00, 0x42, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1d, 0x04, 0x03, 0x1d, 0x00,
+            0x1d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x13, 0x04,
+            0x00, 0x00, 0x00, 0x00, 0x20, 0x1d, 0x08, 0x0e, 0x00, 0x00, 0x00, 0x00, 0x26, 0xff,
+        ];
+        let layout = CellLayout {
+            tags: false,
+            mvcc: false,
+        };
+        let e = decode_fast_diff(&body, layout, false).unwrap_err();
+        assert!(
+            format!("{e:?}").contains("ends inside the row's family"),
+            "{e:?}"
+        );
+    }
 
     /// FAST_DIFF as HBase's encoder writes it (the facts of its format, for round trips).
     fn encode_with(cells: &[TestCell], layout: CellLayout, compressed_tags: bool) -> Vec<u8> {
