@@ -13,6 +13,8 @@ use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
 use cairn_region::layout::{decode_region_info_bytes, decode_table_descriptor};
+// HBase's HFILE_NAME_REGEX, as the region store reads store file names.
+use cairn_region::reference::is_hfile_name as is_hfile;
 use cairn_region::region::hfile_row_range;
 use cairn_region::storefile::writer_options;
 use cairn_region::{
@@ -473,23 +475,6 @@ fn is_reference(name: &str) -> bool {
         .is_some_and(|(file, parent)| !file.is_empty() && !parent.is_empty() && is_hfile(file))
 }
 
-/// HBase's HFILE_NAME_REGEX: hex digits, then optionally `_SeqId_<n>_` or `_del`.
-fn is_hfile(name: &str) -> bool {
-    let hex_end = name
-        .find(|c: char| !matches!(c, '0'..='9' | 'a'..='f'))
-        .unwrap_or(name.len());
-    if hex_end == 0 {
-        return false;
-    }
-    let rest = &name[hex_end..];
-    rest.is_empty()
-        || rest == "_del"
-        || rest
-            .strip_prefix("_SeqId_")
-            .and_then(|r| r.strip_suffix('_'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// An HFileLink name: `[<ns>=]<table>=<region>-<hfile>`.
 fn is_hfile_link(name: &str) -> bool {
     name.contains('=')
@@ -498,16 +483,19 @@ fn is_hfile_link(name: &str) -> bool {
             .is_some_and(|(_, hfile)| is_hfile(hfile))
 }
 
+/// The entries of `dir`, in name order.
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .and_then(|rd| rd.map(|e| e.map(|e| e.path())).collect())
+        .with_context(|| format!("reading {}", dir.display()))?;
+    out.sort();
+    Ok(out)
+}
+
 /// Walks `dir/<family>/<file>` as HBase's tool does.
 fn discover(dir: &Path, validate: bool, skipped: &mut Vec<String>) -> Result<VecDeque<Item>> {
     let mut out = VecDeque::new();
-    let mut families: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()
-        .with_context(|| format!("reading {}", dir.display()))?;
-    families.sort();
-    for fdir in families {
+    for fdir in sorted_entries(dir)? {
         let fname = fdir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -521,13 +509,7 @@ fn discover(dir: &Path, validate: bool, skipped: &mut Vec<String>) -> Result<Vec
             skipped.push(format!("{}: not a family directory", fdir.display()));
             continue;
         }
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&fdir)
-            .with_context(|| format!("reading {}", fdir.display()))?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<std::io::Result<_>>()
-            .with_context(|| format!("reading {}", fdir.display()))?;
-        files.sort();
-        for p in files {
+        for p in sorted_entries(&fdir)? {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -136,7 +136,7 @@ pub fn parse_reference_name(name: &str) -> Option<(&str, &str)> {
 }
 
 /// StoreFileInfo's `HFILE_NAME_REGEX`: hex digits, optionally `_SeqId_<digits>_` or `_del`.
-fn is_hfile_name(name: &str) -> bool {
+pub fn is_hfile_name(name: &str) -> bool {
     let hex_end = name
         .find(|c: char| !c.is_ascii_hexdigit() || c.is_ascii_uppercase())
         .unwrap_or(name.len());
