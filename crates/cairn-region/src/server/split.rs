@@ -99,10 +99,11 @@ impl RegionServer {
         let a = RegionInfo::new(p.table.clone(), &p.start_key, &row, id);
         let b = RegionInfo::new(p.table.clone(), &row, &p.end_key, id);
         parent.close_for_transition()?;
-        let children = [(a.clone(), Some(false)), (b.clone(), Some(true))];
+        let children = [a.clone(), b.clone()];
+        // Daughter 0 takes the bottom half, daughter 1 the top.
         let halves = |i: usize| Half {
             split_row: row.clone(),
-            top: children[i].1 == Some(true),
+            top: i == 1,
         };
         self.transition(
             &table,
@@ -200,7 +201,7 @@ impl RegionServer {
         self.transition(
             &t1,
             &parents,
-            &[(merged.clone(), None)],
+            std::slice::from_ref(&merged),
             &whole,
             false,
             crash_after,
@@ -213,14 +214,13 @@ impl RegionServer {
     /// children's directories, commit, parents offline, children open. Before the commit a
     /// failure puts everything back and reopens the parents.
     ///
-    /// `children` pairs each child with the half of a split parent's files it takes
-    /// (`Some(top)`), or `None` for a merge's child, which takes every file of every parent
-    /// through `half(i)` for parent `i`; for a split `half(i)` is child `i`'s half.
+    /// For a split, child `i` takes the half `half(i)` of the one parent's files; for a merge,
+    /// the one child takes every file of every parent `i` through `half(i)`.
     fn transition(
         &self,
         table: &Arc<Table>,
         parents: &[Arc<Region>],
-        children: &[(RegionInfo, Option<bool>)],
+        children: &[RegionInfo],
         half: &dyn Fn(usize) -> Half,
         split: bool,
         crash_after: Option<TransitionStep>,
@@ -229,7 +229,7 @@ impl RegionServer {
         let tdir = &table.dir;
         let journal = Transition::path(tdir, &parents[0].info);
         let parent_infos: Vec<&RegionInfo> = parents.iter().map(|p| &p.info).collect();
-        let child_infos: Vec<&RegionInfo> = children.iter().map(|c| &c.0).collect();
+        let child_infos: Vec<&RegionInfo> = children.iter().collect();
         let mut t = Transition::new(&parent_infos, &child_infos, split);
         let undo = |e: RegionError, t: &Transition| {
             if let Err(u) = t.remove_children(fs, tdir).and_then(|()| {
@@ -253,10 +253,11 @@ impl RegionServer {
         if stop(TransitionStep::Prepared) {
             return Ok(());
         }
-        for (i, (child, top)) in children.iter().enumerate() {
-            let built = match top {
-                Some(_) => self.write_child(fs, tdir, child, &parents[..1], &|_| half(i)),
-                None => self.write_child(fs, tdir, child, parents, half),
+        for (i, child) in children.iter().enumerate() {
+            let built = if split {
+                self.write_child(fs, tdir, child, &parents[..1], &|_| half(i))
+            } else {
+                self.write_child(fs, tdir, child, parents, half)
             };
             if let Err(e) = built {
                 return undo(e, &t);
@@ -288,7 +289,7 @@ impl RegionServer {
             return Ok(());
         }
         let mut opened = Vec::new();
-        for (child, _) in children {
+        for child in children {
             opened.push(Arc::new(Region::open(
                 &tdir.join(&child.encoded_name),
                 table.descriptor.clone(),
