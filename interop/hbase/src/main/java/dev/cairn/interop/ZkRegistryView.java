@@ -1,5 +1,6 @@
 package dev.cairn.interop;
 
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -17,6 +18,7 @@ import org.apache.hadoop.hbase.zookeeper.ZKMetadata;
 import org.apache.hadoop.hbase.zookeeper.ZKUtil;
 import org.apache.hadoop.hbase.zookeeper.ZKWatcher;
 import org.apache.hadoop.hbase.zookeeper.ZNodePaths;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
@@ -94,8 +96,7 @@ public final class ZkRegistryView {
       try {
         System.out.println("cluster_id " + orDash(ZKClusterId.readClusterIdZNode(zkw)));
         // getMasterAddress throws on a missing znode rather than answering null.
-        ServerName master = ZKUtil.checkExists(zkw, paths.masterAddressZNode) < 0 ? null
-            : MasterAddressTracker.getMasterAddress(zkw);
+        ServerName master = masterOrNull(zkw, paths);
         System.out.println("master " + orDash(master));
         if (master != null) {
           System.out.println("master_info_port " + MasterAddressTracker.getMasterInfoPort(zkw));
@@ -120,6 +121,24 @@ public final class ZkRegistryView {
     System.exit(code);
   }
 
+  /** The master's address, or null when its ephemeral znode is missing or vanishes mid-read. */
+  private static ServerName masterOrNull(ZKWatcher zkw, ZNodePaths paths) throws Exception {
+    if (ZKUtil.checkExists(zkw, paths.masterAddressZNode) < 0) {
+      return null;
+    }
+    try {
+      return MasterAddressTracker.getMasterAddress(zkw);
+    } catch (KeeperException.NoNodeException e) {
+      return null;
+    } catch (IOException e) {
+      // HBase's tracker reports a node gone since the check as "znode data == null".
+      if (ZKUtil.checkExists(zkw, paths.masterAddressZNode) < 0) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
   private static List<String> sorted(List<String> l) {
     String[] a = l.toArray(new String[0]);
     Arrays.sort(a);
@@ -137,7 +156,14 @@ public final class ZkRegistryView {
       System.out.println("znode " + path + " -");
       return;
     }
-    byte[] data = zk.getData(path, false, stat);
+    byte[] data;
+    try {
+      data = zk.getData(path, false, stat);
+    } catch (KeeperException.NoNodeException e) {
+      // Seen, then gone: an ephemeral node whose session expired in between.
+      System.out.println("znode " + path + " -");
+      return;
+    }
     StringBuilder hex = new StringBuilder();
     for (byte b : data) {
       hex.append(String.format("%02x", b & 0xff));
