@@ -23,7 +23,9 @@ trap 'rm -rf "$base"' EXIT
 results=$base/results.txt
 
 echo "== loading $rows rows x $value_size B with A, major-compacted" >&2
-"$a" pe --data="$base/t" --rows="$rows" --valueSize="$value_size" --json sequentialWrite 1 >/dev/null
+# One region (HBase's default split policy would split it at 256 MiB).
+"$a" pe --data="$base/t" --rows="$rows" --valueSize="$value_size" --json \
+    -D hbase.regionserver.region.split.policy=org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy sequentialWrite 1 >/dev/null
 "$a" compact --major "$base/t/data/default/TestTable" >/dev/null
 
 one() { # label binary workload threads extra-args...

@@ -123,10 +123,13 @@ echo "== engines: ${engines[*]}; $rows rows x $value_size B, $scans scans, batch
     "$rounds rounds" >&2
 
 # cairn's table for the read workloads: loaded once (PE sequentialWrite, WAL and flushes as
-# any load), then major-compacted into one file per store as the peers compact theirs.
+# any load), then major-compacted into one file per store as the peers compact theirs. The
+# table stays one region, as each peer's data is one tree: HBase's default split policy would
+# split it in two at 256 MiB (2 x the flush size).
+no_split=(-D hbase.regionserver.region.split.policy=org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy)
 echo "== loading cairn's read table" >&2
 "$cairn" pe --data="$base/cairn-read" --rows="$rows" --valueSize="$value_size" --json \
-    sequentialWrite 1 >/dev/null
+    "${no_split[@]}" sequentialWrite 1 >/dev/null
 "$cairn" compact --major "$base/cairn-read/data/default/TestTable" >/dev/null
 # The compaction study's input: PE sequentialWrite --valueSize=10240 --presplit=10.
 echo "== writing the compaction study's table" >&2
@@ -140,7 +143,7 @@ cairn_reads() {
         per=$((rows / t))
         sample=$(python3 -c "print($scans / $rows)")
         local common=(--data="$base/cairn-read" --rows="$per" --valueSize="$value_size"
-            --blockCacheSize=4GiB --warmCache --json)
+            --blockCacheSize=4GiB --warmCache --json "${no_split[@]}")
         "$cairn" pe "${common[@]}" randomRead "$t" |
             python3 "$py" pe-json get "$t" | tee -a "$results"
         "$cairn" pe "${common[@]}" --multiGet="$batch" randomRead "$t" |
@@ -166,7 +169,7 @@ puts() { # engine threads
     local dir
     dir=$(mktemp -d "$base/puts-$1.XXXXXX")
     case $1 in
-        cairn) "$cairn" pe --data="$dir" --rows=$((write_rows / $2)) --valueSize="$value_size" \
+        cairn) "$cairn" pe --data="$dir" --rows=$((write_rows / $2)) --valueSize="$value_size" "${no_split[@]}" \
             --autoFlush=true --json sequentialWrite "$2" | python3 "$py" pe-json put "$2" ;;
         rocksdb) "$rocksdb" fillseq "$dir" "$write_rows" "$value_size" "$2" false ;;
         pebble) "$pebble" fillseq "$dir" "$write_rows" "$value_size" "$2" false 2>/dev/null ;;

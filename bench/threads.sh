@@ -53,7 +53,9 @@ fi
 if [ ! -d "$data/data/default/TestTable" ]; then
     echo "== making the table: $rows rows x $value_size B in $data" >&2
     mkdir -p "$(dirname "$data")"
+    # One region, as before HBase's default split policy came in (it would split at 256 MiB).
     "$cairn" pe --data="$data" --rows="$rows" --valueSize="$value_size" \
+        -D hbase.regionserver.region.split.policy=org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy \
         sequentialWrite 1 >/dev/null 2>&1
     "$cairn" compact --major "$data/data/default/TestTable" >/dev/null
 fi

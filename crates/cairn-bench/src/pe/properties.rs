@@ -13,7 +13,7 @@ pub(crate) enum PropertyKind {
     RootDir,
 }
 
-/// Names `ServerConfig::set_property` acts on (WAL, memstore, compaction).
+/// Names `ServerConfig::set_property` acts on (WAL, memstore, compaction, splits).
 const SERVER: &[&str] = &[
     "hbase.regionserver.maxlogs",
     "hbase.wal.dir",
@@ -32,6 +32,13 @@ const SERVER: &[&str] = &[
     "hbase.hstore.blockingStoreFiles",
     "hbase.hregion.majorcompaction",
     "hbase.hregion.majorcompaction.jitter",
+    "hbase.regionserver.hlog.blocksize",
+    "hbase.regionserver.logroll.multiplier",
+    "hbase.regionserver.region.split.policy",
+    "hbase.hregion.max.filesize",
+    "hbase.hregion.max.filesize.jitter",
+    "hbase.increasing.policy.initial.size",
+    "hbase.hregion.split.overallfiles",
 ];
 
 /// Names `BlockCacheConfig::from_properties` reads.
@@ -97,6 +104,10 @@ mod tests {
         assert_eq!(
             kind("hfile.block.cache.size"),
             Some(PropertyKind::BlockCache)
+        );
+        assert_eq!(
+            kind("hbase.regionserver.region.split.policy"),
+            Some(PropertyKind::Server)
         );
         assert_eq!(kind("hbase.rootdir"), Some(PropertyKind::RootDir));
         assert_eq!(kind("hbase.hstore.compaction.minn"), None);
