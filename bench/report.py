@@ -294,7 +294,8 @@ def report(results, meta_path, notes_path, out):
         "not run on it. cairn: 64 KiB blocks, ROW Bloom filter, CRC32C, 4 GiB block cache; each "
         "workload is its own `cairn pe` process that scans the table (untimed, until a pass "
         "misses nothing) to fill its cache; the read table is major-compacted into one file, as "
-        "the peers compact theirs.",
+        "the peers compact theirs, and kept one region (DisabledRegionSplitPolicy, for the puts "
+        "too: HBase's default policy would split it at 256 MiB).",
         "scan: cairn runs PE's scanRange10000 --filterAll through its region scanner (memstore "
         "and store-file heap, MVCC read point, HBase's query matcher and the filter on every "
         "cell); RocksDB and Pebble iterate with an upper bound and touch every value; HBase's "
