@@ -87,9 +87,12 @@ impl Half {
                 .ok_or_else(|| corrupt("reference file is empty".into()))?;
             let (len, n) = read_hadoop_vint(rest)
                 .ok_or_else(|| corrupt("reference split key length does not parse".into()))?;
-            let key = rest.get(n..n + len).ok_or_else(|| {
-                corrupt(format!("reference split key of {len} bytes is cut short"))
-            })?;
+            let key = n
+                .checked_add(len)
+                .and_then(|end| rest.get(n..end))
+                .ok_or_else(|| {
+                    corrupt(format!("reference split key of {len} bytes is cut short"))
+                })?;
             (key.to_vec(), flag != 0)
         };
         let split_row = cairn_hfile::KeyRef::parse(&key)
@@ -101,7 +104,8 @@ impl Half {
 }
 
 /// Hadoop's `WritableUtils.readVInt` for the non-negative lengths of the legacy form:
-/// `(value, bytes used)`.
+/// `(value, bytes used)`; `None` for a negative value or one past an `int`, which Hadoop
+/// refuses too ("value too long to fit in integer").
 fn read_hadoop_vint(b: &[u8]) -> Option<(usize, usize)> {
     let first = *b.first()? as i8;
     if first >= -112 {
@@ -117,7 +121,7 @@ fn read_hadoop_vint(b: &[u8]) -> Option<(usize, usize)> {
     for &byte in b.get(1..len)? {
         v = (v << 8) | byte as u64;
     }
-    if negative {
+    if negative || v > i32::MAX as u64 {
         return None;
     }
     Some((usize::try_from(v).ok()?, len))
@@ -226,9 +230,22 @@ mod tests {
             b"PBUF\xff",
             b"PBUF\x0a\x01\x00\x10\x05",
             b"\x01\x7f",
+            // Fuzz-found (region_files): a 9-byte length near 2^64, which overflowed the
+            // key's end offset instead of being refused.
+            b"\x88\x88\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+            // A length one past an int's range.
+            b"\x01\x8c\x80\x00\x00\x00",
         ] {
             let e = Half::decode(bad, Path::new("/t/d/f/abc.def")).unwrap_err();
             assert!(e.to_string().contains("/t/d/f/abc.def"), "{e}");
+        }
+        // Lengths past an int are refused as Hadoop refuses them, before any slicing.
+        for bad in [
+            &b"\x88\x88\xff\xff\xff\xff\xff\xff\xff\xff\xff"[..],
+            b"\x01\x8c\x80\x00\x00\x00",
+        ] {
+            let e = Half::decode(bad, Path::new("r")).unwrap_err();
+            assert!(e.to_string().contains("length does not parse"), "{e}");
         }
     }
 
