@@ -480,13 +480,8 @@ pub fn decode_block(
     let next_block_on_disk_size = raw
         .get(block_len..block_len + HEADER_SIZE)
         .and_then(on_disk_size_from_header);
-    Ok(Block(Arc::new(BlockParts {
-        offset,
-        header,
-        data,
-        next_block_on_disk_size,
-        cell_index: None,
-    })))
+    Ok(Block::from_parts(offset, header, data)
+        .with_next_block_on_disk_size(next_block_on_disk_size))
 }
 
 #[cfg(test)]

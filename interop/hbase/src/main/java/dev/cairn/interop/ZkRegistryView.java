@@ -95,7 +95,6 @@ public final class ZkRegistryView {
       }
       try {
         System.out.println("cluster_id " + orDash(ZKClusterId.readClusterIdZNode(zkw)));
-        // getMasterAddress throws on a missing znode rather than answering null.
         ServerName master = masterOrNull(zkw, paths);
         System.out.println("master " + orDash(master));
         if (master != null) {
@@ -123,15 +122,10 @@ public final class ZkRegistryView {
 
   /** The master's address, or null when its ephemeral znode is missing or vanishes mid-read. */
   private static ServerName masterOrNull(ZKWatcher zkw, ZNodePaths paths) throws Exception {
-    if (ZKUtil.checkExists(zkw, paths.masterAddressZNode) < 0) {
-      return null;
-    }
     try {
       return MasterAddressTracker.getMasterAddress(zkw);
-    } catch (KeeperException.NoNodeException e) {
-      return null;
     } catch (IOException e) {
-      // HBase's tracker reports a node gone since the check as "znode data == null".
+      // HBase's tracker answers a missing znode with "znode data == null", not null.
       if (ZKUtil.checkExists(zkw, paths.masterAddressZNode) < 0) {
         return null;
       }
@@ -151,16 +145,12 @@ public final class ZkRegistryView {
 
   /** {@code znode PATH ephemeral=BOOL hex=…}, or {@code znode PATH -} when missing. */
   private static void rawLine(ZooKeeper zk, String path) throws Exception {
-    Stat stat = zk.exists(path, false);
-    if (stat == null) {
-      System.out.println("znode " + path + " -");
-      return;
-    }
+    // One read, no exists() first: an ephemeral node may expire between two calls.
+    Stat stat = new Stat();
     byte[] data;
     try {
       data = zk.getData(path, false, stat);
     } catch (KeeperException.NoNodeException e) {
-      // Seen, then gone: an ephemeral node whose session expired in between.
       System.out.println("znode " + path + " -");
       return;
     }
