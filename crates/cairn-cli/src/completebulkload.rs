@@ -176,6 +176,10 @@ pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
         (Some(data), _) => {
             let mut config = ServerConfig::from_uri(data)?;
             config.background = false;
+            // The operator's own files: the embedded store may read them where they are.
+            config
+                .bulk_load_source_dirs
+                .push(std::fs::canonicalize(&a.dir).unwrap_or_else(|_| a.dir.clone()));
             let rs = RegionServer::open(config).with_context(|| format!("opening {data}"))?;
             let result = load(&mut Embedded(&rs), &a.dir, &table, &options);
             rs.close().context("closing the store")?;

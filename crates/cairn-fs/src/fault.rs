@@ -732,6 +732,28 @@ impl FileSystem for FaultFileSystem {
         self.check(FaultOp::Read, path).map_err(|(_, e)| e)?;
         self.inner.recover_lease(path)
     }
+
+    /// An `hsync` of a closed file: its bytes are durable from here (a failed one loses
+    /// them as a failed `hsync` does).
+    fn sync_file(&self, path: &Path) -> io::Result<()> {
+        let _gate = self.gate();
+        let failed = self.check(FaultOp::Hsync, path).err();
+        let mut s = self.lock();
+        if let Some(t) = s.files.get_mut(path) {
+            if t.written > t.synced {
+                if failed.is_some() {
+                    let r = t.synced..t.written;
+                    t.lost.push(r);
+                }
+                t.synced = t.written;
+            }
+        }
+        drop(s);
+        match failed {
+            Some((_, e)) => Err(e),
+            None => self.inner.sync_file(path),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -135,6 +135,41 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// Renames `from` to `to`, replacing a file at `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
 
+    /// Creates `path` like [`create`](Self::create), but fails with `AlreadyExists` if
+    /// anything is there: for files whose name another party may have chosen first (bulk load
+    /// staging), where replacing would destroy someone's data.
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        if self.exists(path)? {
+            return Err(already_exists(path));
+        }
+        self.create(path)
+    }
+
+    /// Renames `from` to `to`, failing with `AlreadyExists` rather than replacing anything at
+    /// `to`.
+    fn rename_no_replace(&self, from: &Path, to: &Path) -> io::Result<()> {
+        if self.exists(to)? {
+            return Err(already_exists(to));
+        }
+        self.rename(from, to)
+    }
+
+    /// Makes the bytes of a closed file at `path` durable (local: `fsync`), for a file written
+    /// by someone else and renamed in (a bulk-loaded HFile). HDFS: nothing to do, a closed
+    /// file is complete on its DataNodes (as HBase relies on for bulk loads).
+    fn sync_file(&self, path: &Path) -> io::Result<()> {
+        let _ = path;
+        Ok(())
+    }
+
+    /// `path` with every symbolic link resolved (local: `realpath`), so a check that a path
+    /// lies under a directory cannot be walked around through a link. Filesystems without
+    /// links give `path` back; `NotFound` if nothing is there.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.status(path)?;
+        Ok(path.to_path_buf())
+    }
+
     /// Deletes a file, or a directory with everything under it. `Ok(false)` when nothing was
     /// there.
     fn delete(&self, path: &Path) -> io::Result<bool>;
@@ -202,6 +237,13 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
         }
         Ok(())
     }
+}
+
+fn already_exists(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{} already exists", path.display()),
+    )
 }
 
 /// Why a root URI was refused.

@@ -2,7 +2,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -35,6 +35,33 @@ impl RawSource for LocalFile {
         let mut buf = vec![0u8; len];
         self.file.read_exact_at(&mut buf, offset)?;
         Ok(Bytes::from(buf))
+    }
+}
+
+/// `renameat2(from, to, RENAME_NOREPLACE)`.
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))
+    };
+    let (from_c, to_c) = (c(from)?, c(to)?);
+    // SAFETY: both pointers are NUL-terminated strings that live across the call; AT_FDCWD
+    // makes relative paths relative to the working directory, as `rename` does.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from_c.as_ptr(),
+            libc::AT_FDCWD,
+            to_c.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -149,6 +176,39 @@ impl FileSystem for LocalFileSystem {
         fs::rename(from, to)
     }
 
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        Ok(Box::new(LocalOutput {
+            out: io::BufWriter::with_capacity(1 << 20, file),
+        }))
+    }
+
+    /// `renameat2(RENAME_NOREPLACE)`; where the filesystem lacks it, a hard link (which
+    /// never replaces) and an unlink of the old name.
+    fn rename_no_replace(&self, from: &Path, to: &Path) -> io::Result<()> {
+        match rename_noreplace(from, to) {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+                fs::hard_link(from, to)?;
+                fs::remove_file(from)
+            }
+            r => r,
+        }
+    }
+
+    fn sync_file(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::canonicalize(path)
+    }
+
     fn delete(&self, path: &Path) -> io::Result<bool> {
         let meta = match fs::symlink_metadata(path) {
             Ok(m) => m,
@@ -253,5 +313,33 @@ mod tests {
         assert!(fs.delete(&dir.path().join("a")).unwrap());
         assert!(!fs.delete(&dir.path().join("a")).unwrap());
         assert!(!fs.exists(&q).unwrap());
+    }
+
+    #[test]
+    fn no_replace_operations_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = LocalFileSystem;
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"mine").unwrap();
+        std::fs::write(&b, b"theirs").unwrap();
+        let e = fs.create_new(&b).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        let e = fs.rename_no_replace(&a, &b).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&b).unwrap(), b"theirs");
+        assert_eq!(std::fs::read(&a).unwrap(), b"mine");
+        let c = dir.path().join("c");
+        fs.rename_no_replace(&a, &c).unwrap();
+        assert!(!a.exists());
+        let mut out = fs.create_new(&a).unwrap();
+        out.write_all(b"x").unwrap();
+        out.close().unwrap();
+        fs.sync_file(&a).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"x");
+        std::os::unix::fs::symlink(&c, dir.path().join("link")).unwrap();
+        assert_eq!(
+            fs.canonicalize(&dir.path().join("link")).unwrap(),
+            std::fs::canonicalize(&c).unwrap()
+        );
     }
 }

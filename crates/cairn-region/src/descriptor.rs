@@ -8,6 +8,7 @@ use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{BloomType, Compression};
 
 use crate::error::{RegionError, Result};
+use crate::names;
 
 /// HBase's `HConstants.FOREVER`: a TTL of this many seconds means "never expires".
 pub const FOREVER: u32 = i32::MAX as u32;
@@ -25,34 +26,38 @@ pub struct TableName {
 }
 
 impl TableName {
-    /// Parses `table` or `namespace:table`, with HBase's character rules (letters, digits,
-    /// `_`, `-`, `.`; not starting with `.` or `-`).
+    /// Parses `table` or `namespace:table` as HBase's `TableName.valueOf(String)` does: the
+    /// first `:` ends the namespace, an empty namespace is `default`, and both parts must pass
+    /// HBase's name rules ([`names`]).
     pub fn parse(name: &str) -> Result<TableName> {
-        let (ns, q) = match name.split_once(':') {
-            Some((ns, q)) => (ns, q),
-            None => ("default", name),
-        };
-        for (what, part, extra) in [("namespace", ns, ""), ("table qualifier", q, "-.")] {
-            let bad = part.is_empty()
-                || part.starts_with('.')
-                || part.starts_with('-')
-                || !part
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || extra.contains(c));
-            if bad {
-                return Err(RegionError::InvalidArgument(format!(
-                    "illegal {what} in table name {name:?}: use letters, digits, '_'{}",
-                    if extra.is_empty() {
-                        ""
-                    } else {
-                        ", '-' and '.'"
-                    }
-                )));
-            }
+        match name.split_once(':') {
+            Some((ns, q)) => TableName::from_parts(ns.as_bytes(), q.as_bytes()),
+            None => TableName::from_parts(b"", name.as_bytes()),
         }
+    }
+
+    /// A name as a client or a file spells it in bytes, as HBase's `TableName.valueOf(byte[])`
+    /// reads it (the Thrift gateway's table names): the last `:` ends the namespace.
+    pub fn from_full_name(name: &[u8]) -> Result<TableName> {
+        match name.iter().rposition(|&b| b == b':') {
+            Some(i) => TableName::from_parts(&name[..i], &name[i + 1..]),
+            None => TableName::from_parts(b"", name),
+        }
+    }
+
+    /// A namespace and qualifier as a protobuf `TableName` carries them
+    /// (`TableName.valueOf(byte[], byte[])`): an empty namespace is `default`; the legacy
+    /// catalog names are refused, then the namespace and the qualifier are checked.
+    pub fn from_parts(namespace: &[u8], qualifier: &[u8]) -> Result<TableName> {
+        let namespace: &[u8] = if namespace.is_empty() {
+            b"default"
+        } else {
+            namespace
+        };
+        names::check_legacy_qualifier(&String::from_utf8_lossy(qualifier))?;
         Ok(TableName {
-            namespace: ns.to_string(),
-            qualifier: q.to_string(),
+            namespace: names::check_namespace(namespace)?,
+            qualifier: names::check_qualifier(qualifier)?,
         })
     }
 }
@@ -160,16 +165,8 @@ impl ColumnFamilyDescriptor {
 
     /// Checks what HBase's `TableDescriptorChecker` checks.
     pub fn validate(&self) -> Result<()> {
+        names::check_family(&self.name)?;
         let name = String::from_utf8_lossy(&self.name);
-        if self.name.is_empty()
-            || self.name.len() > 127
-            || self.name[0] == b'.'
-            || self.name.iter().any(|&b| b == b':' || b.is_ascii_control())
-        {
-            return Err(RegionError::InvalidArgument(format!(
-                "illegal column family name {name:?}: 1 to 127 printable bytes, no ':', not starting with '.'"
-            )));
-        }
         if self.max_versions == 0 {
             return Err(RegionError::InvalidArgument(format!(
                 "family {name}: VERSIONS must be positive"
@@ -377,6 +374,11 @@ impl TableDescriptor {
     /// Checks a table before it is created: at least one family, each valid
     /// ([`ColumnFamilyDescriptor::validate`]), no name twice.
     pub fn validate(&self) -> Result<()> {
+        // The fields are public: a name built without `TableName::parse` is checked here.
+        TableName::from_parts(
+            self.name.namespace.as_bytes(),
+            self.name.qualifier.as_bytes(),
+        )?;
         if self.families.is_empty() {
             return Err(RegionError::InvalidArgument(format!(
                 "table {} must have at least one column family",
@@ -385,7 +387,13 @@ impl TableDescriptor {
         }
         for (i, f) in self.families.iter().enumerate() {
             f.validate()?;
-            if self.families[..i].iter().any(|g| g.name == f.name) {
+            // Two families whose names differ only in bytes that are not UTF-8 would share one
+            // directory (HBase names it with `Bytes.toString`, as cairn does).
+            let dir = String::from_utf8_lossy(&f.name);
+            if self.families[..i]
+                .iter()
+                .any(|g| String::from_utf8_lossy(&g.name) == dir)
+            {
                 return Err(RegionError::InvalidArgument(format!(
                     "table {}: column family {:?} given twice",
                     self.name,

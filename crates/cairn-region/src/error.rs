@@ -15,6 +15,12 @@ pub enum RegionError {
     /// timestamp. Retrying cannot succeed.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A name or row HBase refuses with `IllegalArgumentException` ([`crate::names`]): a
+    /// table, namespace or family name outside HBase's rules, a row past 32,767 bytes. The
+    /// message is HBase's own. The native RPC sends it inside a `DoNotRetryIOException`,
+    /// Thrift as `IllegalArgument`.
+    #[error("{0}")]
+    IllegalArgument(String),
     /// A setting or feature cairn does not implement (e.g. KEEP_DELETED_CELLS other than FALSE, a
     /// data block encoding it cannot write): refused rather than silently ignored.
     #[error("not supported: {0}")]

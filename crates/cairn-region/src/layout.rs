@@ -17,6 +17,7 @@ use prost::Message;
 
 use crate::descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 use crate::error::{RegionError, Result};
+use crate::names;
 
 const PB_MAGIC: &[u8] = b"PBUF";
 /// The file in a region directory holding its [`RegionInfo`] (HBase's
@@ -235,14 +236,12 @@ impl RegionInfo {
     pub fn decode(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
         let m = pb::RegionInfoPb::decode_length_delimited(pb_body(bytes, path)?)
             .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
-        Ok(Self::from_pb(m))
+        Self::from_pb(m, path)
     }
 
-    fn from_pb(m: pb::RegionInfoPb) -> RegionInfo {
-        let table = TableName {
-            namespace: String::from_utf8_lossy(&m.table_name.namespace).into_owned(),
-            qualifier: String::from_utf8_lossy(&m.table_name.qualifier).into_owned(),
-        };
+    fn from_pb(m: pb::RegionInfoPb, path: &Path) -> Result<RegionInfo> {
+        let table = TableName::from_parts(&m.table_name.namespace, &m.table_name.qualifier)
+            .map_err(|e| corrupt(path, format!("table name: {e}")))?;
         let mut info = RegionInfo::new(
             table,
             &m.start_key.unwrap_or_default(),
@@ -251,7 +250,7 @@ impl RegionInfo {
         );
         info.offline = m.offline.unwrap_or(false);
         info.split = m.split.unwrap_or(false);
-        info
+        Ok(info)
     }
 }
 
@@ -326,10 +325,9 @@ pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescrip
     let tn = m
         .table_name
         .ok_or_else(|| corrupt(path, "no table name".into()))?;
-    let mut d = TableDescriptor::new(TableName {
-        namespace: String::from_utf8_lossy(&tn.namespace).into_owned(),
-        qualifier: String::from_utf8_lossy(&tn.qualifier).into_owned(),
-    });
+    let name = TableName::from_parts(&tn.namespace, &tn.qualifier)
+        .map_err(|e| corrupt(path, format!("table name: {e}")))?;
+    let mut d = TableDescriptor::new(name);
     for a in &m.attributes {
         let v = String::from_utf8_lossy(&a.second);
         match a.first.as_slice() {
@@ -352,6 +350,7 @@ pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescrip
         }
     }
     for cf in m.column_families {
+        names::check_family(&cf.name).map_err(|e| corrupt(path, format!("family name: {e}")))?;
         let mut f = ColumnFamilyDescriptor::new(&cf.name);
         for a in &cf.attributes {
             f.set_attribute(
@@ -431,7 +430,7 @@ pub fn archive_table_dir(root: &Path, table: &TableName) -> PathBuf {
 pub fn decode_region_info_bytes(bytes: &[u8], path: &Path) -> Result<RegionInfo> {
     let m = pb::RegionInfoPb::decode(pb_body(bytes, path)?)
         .map_err(|e| corrupt(path, format!("RegionInfo does not parse: {e}")))?;
-    Ok(RegionInfo::from_pb(m))
+    RegionInfo::from_pb(m, path)
 }
 
 /// Creates `region_dir` and writes its `.regioninfo` atomically.

@@ -28,6 +28,7 @@ pub mod memstore;
 pub mod metrics;
 pub mod mutation;
 pub mod mvcc;
+pub mod names;
 pub mod offline;
 pub mod read_options;
 pub mod read_points;

@@ -14,6 +14,8 @@ use cairn_region::{
 fn server(dir: &Path) -> Arc<RegionServer> {
     let mut c = ServerConfig::new(dir);
     c.background = false;
+    // The tests' input files are in temporary directories beside the root.
+    c.bulk_load_source_dirs = vec![std::env::temp_dir()];
     RegionServer::open(c).unwrap()
 }
 

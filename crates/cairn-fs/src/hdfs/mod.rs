@@ -660,6 +660,23 @@ impl FileSystem for HdfsFileSystem {
             .map_err(to_io)
     }
 
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
+        let p = hdfs_path(path)?;
+        let options = WriteOptions::default().overwrite(false).create_parent(true);
+        let writer = self.client.create(p, options).map_err(to_io)?;
+        Ok(Box::new(HdfsOutput {
+            writer,
+            buf: Vec::with_capacity(OUTPUT_BUFFER),
+        }))
+    }
+
+    /// The NameNode refuses a rename onto an existing name unless told to overwrite.
+    fn rename_no_replace(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.client
+            .rename(hdfs_path(from)?, hdfs_path(to)?, false)
+            .map_err(to_io)
+    }
+
     fn delete(&self, path: &Path) -> io::Result<bool> {
         match self.client.delete(hdfs_path(path)?, true) {
             Ok(deleted) => Ok(deleted),

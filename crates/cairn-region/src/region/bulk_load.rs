@@ -246,6 +246,13 @@ impl Region {
                     destination,
                     renamed,
                 });
+                let p = placed.last().expect("just pushed");
+                if p.renamed {
+                    // Whoever wrote it may never have synced it: once the journal commits, the
+                    // WAL holds nothing of these cells, so the file must be durable first.
+                    fs.sync_file(&p.hidden)
+                        .map_err(|e| RegionError::io(&p.hidden, e))?;
+                }
             }
             let journal: String = placed
                 .iter()
@@ -279,7 +286,7 @@ impl Region {
                     // whole call back out rather than load part of it.
                     for q in &placed {
                         let _ = if q.renamed {
-                            fs.rename(&q.destination, &q.source)
+                            fs.rename_no_replace(&q.destination, &q.source)
                         } else {
                             fs.delete(&q.destination).map(|_| ())
                         };
@@ -310,7 +317,7 @@ fn move_or_copy(
     copy: bool,
 ) -> Result<bool> {
     if !copy {
-        match fs.rename(source, to) {
+        match fs.rename_no_replace(source, to) {
             Ok(()) => return Ok(true),
             // EXDEV: another filesystem, so HBase's copy.
             Err(e) if e.raw_os_error() == Some(18) => {}
@@ -354,14 +361,21 @@ fn sync_parent(fs: &dyn FileSystem, path: &Path) -> Result<()> {
     }
 }
 
-/// Puts moved files back where they came from (copies are just deleted).
+/// Puts moved files back where they came from (copies are just deleted); a file whose old
+/// name was taken meanwhile is left for [`recover`] to set aside, never put over it.
 fn undo(fs: &dyn FileSystem, placed: &[Placed]) {
     for p in placed {
-        let _ = if p.renamed {
-            fs.rename(&p.hidden, &p.source)
+        if p.renamed {
+            if let Err(e) = fs.rename_no_replace(&p.hidden, &p.source) {
+                tracing::warn!(
+                    "bulk load file {} could not go back to {}: {e}",
+                    p.hidden.display(),
+                    p.source.display()
+                );
+            }
         } else {
-            fs.delete(&p.hidden).map(|_| ())
-        };
+            let _ = fs.delete(&p.hidden);
+        }
     }
 }
 

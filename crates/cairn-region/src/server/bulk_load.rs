@@ -2,6 +2,8 @@
 //! HBase's secure bulk load (`SecureBulkLoadManager`) that `PrepareBulkLoad`,
 //! `BulkLoadHFile` with a token and `CleanupBulkLoad` use.
 
+use std::path::Component;
+
 use super::*;
 
 /// `<hbase.rootdir>/staging`: where bulk-load staging directories go
@@ -40,11 +42,19 @@ fn staging_name(user: &str, table: &TableName) -> String {
     format!("{user}__{}__{digits}", table.to_string().replace(':', "_"))
 }
 
+/// A file a bulk load will read: the path the client gave, and the same file with every link
+/// resolved, which is what the load moves or copies.
+struct Source {
+    given: PathBuf,
+    real: PathBuf,
+}
+
 impl RegionServer {
     /// Loads HFiles into the region named `region` (full or encoded name) at once
     /// ([`Region::bulk_load_hfiles`]): `Ok(false)`, nothing loaded, when a file does not fit
-    /// the region. A compaction is queued after a load that leaves a store needing one
-    /// (`hbase.compaction.after.bulkload.enable`).
+    /// the region. The files must be in a directory listed in `cairn.bulkload.source.dirs`
+    /// ([`ServerConfig::bulk_load_source_dirs`]). A compaction is queued after a load that
+    /// leaves a store needing one (`hbase.compaction.after.bulkload.enable`).
     pub fn bulk_load_hfiles(
         &self,
         region: &[u8],
@@ -53,11 +63,7 @@ impl RegionServer {
         copy: bool,
     ) -> Result<bool> {
         let (_, r) = self.region_by_name(region)?;
-        let loaded = r.bulk_load_hfiles(family_paths, assign_seq_num, copy)?;
-        if loaded {
-            self.after_bulk_load(&r);
-        }
-        Ok(loaded)
+        self.load_checked(&r, family_paths, assign_seq_num, copy)
     }
 
     /// [`bulk_load_hfiles`](Self::bulk_load_hfiles) into the region of `table` holding `row`.
@@ -71,9 +77,25 @@ impl RegionServer {
     ) -> Result<bool> {
         let t = self.enabled_table(table)?;
         let r = t.region_for(row).clone();
-        let loaded = r.bulk_load_hfiles(family_paths, assign_seq_num, copy)?;
+        self.load_checked(&r, family_paths, assign_seq_num, copy)
+    }
+
+    /// A load without a staging directory: every file from a listed source directory.
+    fn load_checked(
+        &self,
+        r: &Arc<Region>,
+        family_paths: &[(Vec<u8>, PathBuf)],
+        assign_seq_num: bool,
+        copy: bool,
+    ) -> Result<bool> {
+        let mut checked = Vec::with_capacity(family_paths.len().min(1024));
+        for (family, path) in family_paths {
+            check_bulk_load_family(r, family)?;
+            checked.push((family.clone(), self.bulk_load_source(path, None)?.real));
+        }
+        let loaded = r.bulk_load_hfiles(&checked, assign_seq_num, copy)?;
         if loaded {
-            self.after_bulk_load(&r);
+            self.after_bulk_load(r);
         }
         Ok(loaded)
     }
@@ -86,23 +108,115 @@ impl RegionServer {
         }
     }
 
+    /// `<root>/staging`, where `PrepareBulkLoad` makes its directories.
+    fn staging_dir(&self) -> PathBuf {
+        self.config.root.join(STAGING_DIR)
+    }
+
+    /// The one rule for the files a bulk load reads (HBase's `SecureBulkLoadManager` relies
+    /// on HDFS permissions for it; a server on local disk has only this): a regular file, given
+    /// as an absolute path without `.` or `..`, that lies — links resolved — in this load's
+    /// staging directory `token` or in a directory the operator listed in
+    /// `cairn.bulkload.source.dirs`, and never anywhere else under the root or the WAL
+    /// directory, so no load can take another table's store file, a WAL or another load's
+    /// staged files.
+    fn bulk_load_source(&self, given: &Path, token: Option<&Path>) -> Result<Source> {
+        let refuse = |why: String| {
+            RegionError::InvalidArgument(format!("bulk load source {}: {why}", given.display()))
+        };
+        let plain = given.is_absolute()
+            && given
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return Err(refuse("not an absolute path free of '.' and '..'".into()));
+        }
+        let fs = self.config.fs();
+        let real_of = |p: &Path| fs.canonicalize(p).map_err(|e| RegionError::io(p, e));
+        let real = real_of(given)?;
+        if fs
+            .status(&real)
+            .map_err(|e| RegionError::io(&real, e))?
+            .is_dir
+        {
+            return Err(refuse("a directory, not a file".into()));
+        }
+        let inside = |dir: &Path| fs.canonicalize(dir).is_ok_and(|d| real.starts_with(d));
+        let staged = token.is_some_and(|t| inside(t));
+        let (wal_fs, wal_dir) = self.config.wal_location();
+        let in_wal = wal_fs.uri() == fs.uri() && inside(&wal_dir);
+        if !staged && (inside(&self.config.root) || in_wal) {
+            return Err(refuse(format!(
+                "it is inside the server's own files ({}); a load reads there only from the staging directory PrepareBulkLoad gave it",
+                real.display()
+            )));
+        }
+        if !staged && !self.config.bulk_load_source_dirs.iter().any(|d| inside(d)) {
+            return Err(refuse(format!(
+                "outside {} and the directories listed in cairn.bulkload.source.dirs ({}); stage the file there or ask the operator to list its directory",
+                token.map_or_else(
+                    || "the staging directory of a PrepareBulkLoad".to_string(),
+                    |t| t.display().to_string()
+                ),
+                if self.config.bulk_load_source_dirs.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.config
+                        .bulk_load_source_dirs
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )));
+        }
+        Ok(Source {
+            given: given.to_path_buf(),
+            real,
+        })
+    }
+
+    /// A bulk token as a staging directory of this server: `<root>/staging/<one name>`, and
+    /// there.
+    fn staging_token(&self, token: &Path) -> Result<PathBuf> {
+        let staging = self.staging_dir();
+        let name = token
+            .strip_prefix(&staging)
+            .ok()
+            .and_then(|rest| rest.to_str())
+            .filter(|rest| !rest.is_empty());
+        let refuse = || {
+            RegionError::InvalidArgument(format!(
+                "bulk token {} is not a staging directory under {}",
+                token.display(),
+                staging.display()
+            ))
+        };
+        let dir = names::child(&staging, name.ok_or_else(refuse)?).map_err(|_| refuse())?;
+        Ok(dir)
+    }
+
     /// HBase's `PrepareBulkLoad`: creates a fresh staging directory
     /// `<root>/staging/<user>__<table>__<random>` and returns its path (the bulk token).
     pub fn prepare_bulk_load(&self, table: &TableName, user: &str) -> Result<PathBuf> {
         self.table(table)?;
         let fs = self.config.fs();
-        let dir = self
-            .config
-            .root
-            .join(STAGING_DIR)
-            .join(staging_name(user, table));
+        let user = if names::child(Path::new("/"), user).is_ok() {
+            user
+        } else {
+            "cairn"
+        };
+        let dir = names::child(&self.staging_dir(), &staging_name(user, table))?;
         fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
         Ok(dir)
     }
 
     /// HBase's `BulkLoadHFile` with a bulk token: moves (or copies, with `copy`) each file
     /// into `<token>/<family>/` first, then loads from there with a sequence id assigned (as
-    /// HBase's secure path always does). Files are moved back when the load does not happen.
+    /// HBase's secure path always does). Every family and file is checked before anything
+    /// moves ([`bulk_load_source`](Self::bulk_load_source)); nothing already in the staging
+    /// directory is replaced, and when the load does not happen each file goes back where it
+    /// was (a copy is deleted).
     pub fn bulk_load_staged(
         &self,
         token: &Path,
@@ -110,36 +224,47 @@ impl RegionServer {
         family_paths: &[(Vec<u8>, PathBuf)],
         copy: bool,
     ) -> Result<bool> {
+        let token = self.staging_token(token)?;
         let (_, r) = self.region_by_name(region)?;
         let fs = self.config.fs();
-        let staging = self.config.root.join(STAGING_DIR);
-        if !token.starts_with(&staging) || token.components().any(|c| c.as_os_str() == "..") {
+        if !fs.exists(&token).map_err(|e| RegionError::io(&token, e))? {
             return Err(RegionError::InvalidArgument(format!(
-                "bulk token {} is not a staging directory under {}",
-                token.display(),
-                staging.display()
+                "bulk token {} names no staging directory (cleaned up already?)",
+                token.display()
             )));
         }
+        let mut sources = Vec::with_capacity(family_paths.len().min(1024));
+        for (family, path) in family_paths {
+            check_bulk_load_family(&r, family)?;
+            sources.push((family, self.bulk_load_source(path, Some(&token))?));
+        }
+        // (family, where the file was, where it is staged, moved rather than copied)
         let mut staged: Vec<(Vec<u8>, PathBuf, PathBuf, bool)> = Vec::new();
         let result = (|| -> Result<bool> {
-            for (family, src) in family_paths {
-                let name = src.file_name().ok_or_else(|| {
+            for (family, src) in &sources {
+                let name = src.real.file_name().ok_or_else(|| {
                     RegionError::InvalidArgument(format!(
                         "bulk load path {} names no file",
-                        src.display()
+                        src.given.display()
                     ))
                 })?;
-                let fdir = token.join(String::from_utf8_lossy(family).as_ref());
-                fs.mkdirs(&fdir).map_err(|e| RegionError::io(&fdir, e))?;
+                let fdir = names::child(&token, &String::from_utf8_lossy(family))?;
                 let to = fdir.join(name);
+                if src.real == to {
+                    // The client staged it itself (HBase's documented secure path).
+                    staged.push((family.to_vec(), src.real.clone(), to, false));
+                    continue;
+                }
+                fs.mkdirs(&fdir).map_err(|e| RegionError::io(&fdir, e))?;
                 let renamed = if copy {
-                    copy_file(&**fs, src, &to)?;
+                    copy_file(&**fs, &src.real, &to)?;
                     false
                 } else {
-                    fs.rename(src, &to).map_err(|e| RegionError::io(src, e))?;
+                    fs.rename_no_replace(&src.real, &to)
+                        .map_err(|e| RegionError::io(&src.real, e))?;
                     true
                 };
-                staged.push((family.clone(), src.clone(), to, renamed));
+                staged.push((family.to_vec(), src.real.clone(), to, renamed));
             }
             let paths: Vec<(Vec<u8>, PathBuf)> = staged
                 .iter()
@@ -147,18 +272,23 @@ impl RegionServer {
                 .collect();
             r.bulk_load_hfiles(&paths, true, false)
         })();
-        let loaded = matches!(result, Ok(true));
-        if !loaded {
+        if matches!(result, Ok(true)) {
+            self.after_bulk_load(&r);
+        } else {
             // HBase's SecureBulkLoadListener.failedBulkLoad: the caller gets its files back.
             for (_, src, to, renamed) in &staged {
-                if *renamed && fs.exists(to).unwrap_or(false) {
-                    let _ = fs.rename(to, src);
-                } else if !*renamed {
+                if *renamed {
+                    if let Err(e) = fs.rename_no_replace(to, src) {
+                        tracing::warn!(
+                            "bulk load failed and its file {} could not go back to {}: {e}; it stays staged",
+                            to.display(),
+                            src.display()
+                        );
+                    }
+                } else if src != to {
                     let _ = fs.delete(to);
                 }
             }
-        } else {
-            self.after_bulk_load(&r);
         }
         result
     }
@@ -166,17 +296,10 @@ impl RegionServer {
     /// HBase's `CleanupBulkLoad`: deletes the staging directory; `Failed to clean up <path>`
     /// if it is still there after.
     pub fn cleanup_bulk_load(&self, token: &Path) -> Result<()> {
+        let token = self.staging_token(token)?;
         let fs = self.config.fs();
-        let staging = self.config.root.join(STAGING_DIR);
-        if !token.starts_with(&staging) || token.components().any(|c| c.as_os_str() == "..") {
-            return Err(RegionError::InvalidArgument(format!(
-                "bulk token {} is not a staging directory under {}",
-                token.display(),
-                staging.display()
-            )));
-        }
-        let _ = fs.delete(token);
-        if fs.exists(token).map_err(|e| RegionError::io(token, e))? {
+        let _ = fs.delete(&token);
+        if fs.exists(&token).map_err(|e| RegionError::io(&token, e))? {
             return Err(RegionError::InvalidArgument(format!(
                 "Failed to clean up {}",
                 token.display()
@@ -186,11 +309,24 @@ impl RegionServer {
     }
 }
 
-/// Copies `from` to `to` on `fs`, synced.
+/// A family of the region's table, by HBase's rule: `No such column family <f>` before any
+/// file moves.
+fn check_bulk_load_family(r: &Region, family: &[u8]) -> Result<()> {
+    names::check_family(family)?;
+    if r.store(family).is_none() {
+        return Err(RegionError::InvalidArgument(format!(
+            "No such column family {}",
+            String::from_utf8_lossy(family)
+        )));
+    }
+    Ok(())
+}
+
+/// Copies `from` to a new file `to` on `fs`, synced; never replaces a file at `to`.
 fn copy_file(fs: &dyn FileSystem, from: &Path, to: &Path) -> Result<()> {
+    let mut out = fs.create_new(to).map_err(|e| RegionError::io(to, e))?;
     let io = (|| -> std::io::Result<()> {
         let src = fs.open(from)?;
-        let mut out = fs.create(to)?;
         let len = src.len();
         let mut at = 0u64;
         while at < len {
@@ -201,7 +337,10 @@ fn copy_file(fs: &dyn FileSystem, from: &Path, to: &Path) -> Result<()> {
         out.hsync()?;
         out.close()
     })();
-    io.map_err(|e| RegionError::io(from, e))
+    io.map_err(|e| {
+        let _ = fs.delete(to);
+        RegionError::io(from, e)
+    })
 }
 
 #[cfg(test)]

@@ -33,13 +33,10 @@ fn new_uuid() -> String {
 }
 
 /// A namespace name HBase accepts: letters, digits and `_`, not starting with `.` or `-`.
-fn check_namespace(name: &str) -> Result<()> {
-    if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-        return Err(RegionError::InvalidArgument(format!(
-            "namespace {name:?}: only letters, digits and '_' are allowed"
-        )));
-    }
-    Ok(())
+/// A namespace name HBase takes, as one directory under `<root>/data`.
+fn namespace_dir(root: &Path, name: &str) -> Result<PathBuf> {
+    crate::names::check_namespace(name.as_bytes())?;
+    crate::names::child(&layout::data_dir(root), name)
 }
 
 impl RegionServer {
@@ -96,8 +93,7 @@ impl RegionServer {
 
     /// Creates a namespace (its directory under `<root>/data`).
     pub fn create_namespace(&self, name: &str) -> Result<()> {
-        check_namespace(name)?;
-        let dir = layout::data_dir(&self.config.root).join(name);
+        let dir = namespace_dir(&self.config.root, name)?;
         self.config
             .fs()
             .mkdirs(&dir)
@@ -106,13 +102,12 @@ impl RegionServer {
 
     /// Deletes an empty namespace's directory; a namespace with tables is refused.
     pub fn delete_namespace(&self, name: &str) -> Result<()> {
-        check_namespace(name)?;
+        let dir = namespace_dir(&self.config.root, name)?;
         if self.table_names().iter().any(|t| t.namespace == name) {
             return Err(RegionError::InvalidArgument(format!(
                 "namespace {name} still has tables"
             )));
         }
-        let dir = layout::data_dir(&self.config.root).join(name);
         self.config
             .fs()
             .delete(&dir)

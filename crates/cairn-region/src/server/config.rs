@@ -35,6 +35,10 @@ pub struct ServerConfig {
     /// When regions split by themselves (`hbase.regionserver.region.split.policy`,
     /// `hbase.hregion.max.filesize`, ...).
     pub split: SplitConfig,
+    /// `cairn.bulkload.source.dirs`: directories (comma-separated, absolute) a bulk load may
+    /// take files from, besides the staging directory `PrepareBulkLoad` handed out. Empty by
+    /// default: clients stage their files, or the operator lists where loads come from.
+    pub bulk_load_source_dirs: Vec<PathBuf>,
 }
 
 /// The WAL roll size HBase derives from its block size and roll multiplier; `None` for a
@@ -51,6 +55,24 @@ impl ServerConfig {
         let bad = || RegionError::InvalidArgument(format!("{key} = {value:?} is not valid"));
         let v = value.trim();
         match key {
+            "cairn.bulkload.source.dirs" => {
+                let dirs: Vec<PathBuf> = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+                    .collect();
+                if dirs.iter().any(|d| !d.is_absolute()) {
+                    return Err(bad());
+                }
+                self.bulk_load_source_dirs = dirs;
+            }
+            // HBase 2.6 ignores it too: staging is always `<hbase.rootdir>/staging`.
+            "hbase.bulkload.staging.dir" => tracing::warn!(
+                "hbase.bulkload.staging.dir is deprecated (as in HBase 2.6): bulk load staging is {}/{}",
+                self.root.display(),
+                super::STAGING_DIR
+            ),
             "hbase.regionserver.maxlogs" => self.max_wal_segments = v.parse().map_err(|_| bad())?,
             "hbase.rootdir" => {
                 let (fs, root) = cairn_fs::resolve(v)
@@ -119,6 +141,7 @@ impl ServerConfig {
             wal_block_size: 256 << 20,
             wal_roll_multiplier: 0.5,
             split: SplitConfig::default(),
+            bulk_load_source_dirs: Vec::new(),
         }
     }
 }

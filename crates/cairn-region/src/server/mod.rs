@@ -44,6 +44,7 @@ use crate::layout::{self, RegionInfo, DISABLED_MARKER, REGION_INFO_FILE};
 use crate::mutation::{
     Append, CheckAndMutate, CheckAndMutateResult, Delete, Get, Increment, Put, RowMutations, Scan,
 };
+use crate::names;
 use crate::region::{FlushOutcome, Region, RegionConfig};
 use crate::scanner::RegionScanner;
 use crate::store::now_ms;
@@ -156,6 +157,23 @@ impl RegionServer {
                 "split keys must not be empty".into(),
             ));
         }
+        for k in &keys {
+            names::check_row(k)?;
+        }
+        let id = now_ms() as u64;
+        let mut bounds = vec![Vec::new()];
+        bounds.extend(keys);
+        let infos: Vec<RegionInfo> = (0..bounds.len())
+            .map(|i| {
+                let end = bounds.get(i + 1).cloned().unwrap_or_default();
+                RegionInfo::new(descriptor.name.clone(), &bounds[i], &end, id)
+            })
+            .collect();
+        // Checked before anything is written: a region whose hbase:meta row HBase could not
+        // store must never exist.
+        for info in &infos {
+            names::check_meta_row(info)?;
+        }
         let _admin = self.admin.lock();
         let mut tables = BTreeMap::clone(&self.tables.load());
         if tables.contains_key(&descriptor.name) {
@@ -172,13 +190,8 @@ impl RegionServer {
         }
         layout::write_table_descriptor(&**fs, &tdir, &descriptor)?;
         let desc = Arc::new(descriptor);
-        let id = now_ms() as u64;
-        let mut bounds = vec![Vec::new()];
-        bounds.extend(keys);
         let mut regions = Vec::new();
-        for (i, start) in bounds.iter().enumerate() {
-            let end = bounds.get(i + 1).cloned().unwrap_or_default();
-            let info = RegionInfo::new(desc.name.clone(), start, &end, id);
+        for info in infos {
             regions.push(Arc::new(Region::create(
                 &tdir,
                 info,

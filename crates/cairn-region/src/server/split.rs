@@ -80,6 +80,7 @@ impl RegionServer {
                 })?
             }
         };
+        names::check_row(&row)?;
         if row == parent.info.start_key {
             return Err(RegionError::InvalidArgument(format!(
                 "Split row is equal to startkey: {}",
@@ -98,6 +99,7 @@ impl RegionServer {
         let p = &parent.info;
         let a = RegionInfo::new(p.table.clone(), &p.start_key, &row, id);
         let b = RegionInfo::new(p.table.clone(), &row, &p.end_key, id);
+        names::check_meta_row(&b)?;
         parent.close_for_transition()?;
         let children = [a.clone(), b.clone()];
         // Daughter 0 takes the bottom half, daughter 1 the top.

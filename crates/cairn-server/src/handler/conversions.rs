@@ -22,7 +22,8 @@ pub(super) fn table_name(b: &[u8]) -> Result<TableName, String> {
     if b.is_empty() {
         return Err("tableName is missing".into());
     }
-    TableName::parse(utf8("tableName", b)?).map_err(|e| e.to_string())
+    // As HBase's Thrift handler: `TableName.valueOf(byte[])`.
+    TableName::from_full_name(b).map_err(|e| e.to_string())
 }
 
 /// HBase's `CellUtil.parseColumn`: `family` alone, or `family:qualifier` (an empty qualifier

@@ -29,9 +29,10 @@ pub(super) fn io(e: RegionError) -> thrift::Error {
 /// A region-store error for a method that declares `IllegalArgument` too.
 pub(super) fn io_or_illegal(e: RegionError) -> thrift::Error {
     match e {
-        RegionError::InvalidArgument(_) | RegionError::Filter(_) | RegionError::Cell(_) => {
-            illegal(e)
-        }
+        RegionError::InvalidArgument(_)
+        | RegionError::IllegalArgument(_)
+        | RegionError::Filter(_)
+        | RegionError::Cell(_) => illegal(e),
         e => io_error(e),
     }
 }
@@ -43,7 +44,9 @@ pub(super) fn create_table_error(e: RegionError) -> thrift::Error {
         RegionError::TableExists(m) => thrift::Error::User(Box::new(AlreadyExists {
             message: Some(format!("table {m} already exists")),
         })),
-        e @ (RegionError::InvalidArgument(_) | RegionError::Unsupported(_)) => illegal(e),
+        e @ (RegionError::InvalidArgument(_)
+        | RegionError::IllegalArgument(_)
+        | RegionError::Unsupported(_)) => illegal(e),
         e => io_error(e),
     }
 }

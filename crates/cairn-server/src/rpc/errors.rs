@@ -57,6 +57,9 @@ pub const WRONG_REGION: &str = "org.apache.hadoop.hbase.regionserver.WrongRegion
 /// `org.apache.hadoop.hbase.exceptions.FailedSanityCheckException`.
 pub const FAILED_SANITY_CHECK: &str =
     "org.apache.hadoop.hbase.exceptions.FailedSanityCheckException";
+/// `java.lang.IllegalArgumentException`: HBase's refusal of a name or row, sent as the cause
+/// inside a `DoNotRetryIOException`.
+pub const ILLEGAL_ARGUMENT: &str = "java.lang.IllegalArgumentException";
 /// `java.io.IOException`: a failure the client may retry.
 pub const IO_EXCEPTION: &str = "java.io.IOException";
 
@@ -121,6 +124,11 @@ impl From<RegionError> for RpcError {
                 RpcError::new(NOT_SERVING_REGION, msg, false)
             }
             RegionError::WrongRegion { .. } => RpcError::new(WRONG_REGION, msg, false),
+            // HBase's `DoNotRetryIOException(IllegalArgumentException)`: the message is the
+            // cause's `toString`.
+            RegionError::IllegalArgument(m) => {
+                RpcError::bad_request(format!("{ILLEGAL_ARGUMENT}: {m}"))
+            }
             RegionError::InvalidArgument(_)
             | RegionError::Unsupported(_)
             | RegionError::Filter(_)
@@ -166,5 +174,14 @@ mod tests {
             NOT_SERVING_REGION
         );
         assert!(RpcError::from(RegionError::InvalidArgument("x".into())).do_not_retry);
+        let e = RpcError::from(RegionError::IllegalArgument("Row length 9 is > 8".into()));
+        assert_eq!(
+            (e.class, e.message.as_str(), e.do_not_retry),
+            (
+                DO_NOT_RETRY,
+                "java.lang.IllegalArgumentException: Row length 9 is > 8",
+                true
+            )
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cairn_region::{layout, TableDescriptor, TableName};
+use cairn_region::{layout, names, TableDescriptor, TableName};
 use cairn_rpc::pb;
 use cairn_rpc::wire::Call;
 use parking_lot::Mutex;
@@ -42,20 +42,22 @@ pub(super) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A `TableName` message as cairn's.
+/// A `TableName` message as cairn's, with HBase's name rules (`TableName.valueOf(byte[],
+/// byte[])`).
 pub fn table_name(t: &pb::TableName) -> Result<TableName, RpcError> {
-    let ns = String::from_utf8_lossy(&t.namespace);
-    let q = String::from_utf8_lossy(&t.qualifier);
-    let name = if ns.is_empty() || ns == "default" {
-        q.into_owned()
-    } else {
-        format!("{ns}:{q}")
-    };
-    TableName::parse(&name).map_err(|e| RpcError::bad_request(e.to_string()))
+    Ok(TableName::from_parts(&t.namespace, &t.qualifier)?)
 }
 
 /// A `TableSchema` message as a table descriptor (family options by HBase's attribute names).
+/// The names are checked first, so a bad one is refused as HBase refuses it, not as a file
+/// that does not parse.
 pub fn descriptor_from_pb(schema: &pb::TableSchema) -> Result<TableDescriptor, RpcError> {
+    if let Some(t) = &schema.table_name {
+        table_name(t)?;
+    }
+    for cf in &schema.column_families {
+        names::check_family(&cf.name)?;
+    }
     let mut bytes = b"PBUF".to_vec();
     schema.encode(&mut bytes).expect("a Vec grows as needed");
     layout::decode_table_descriptor(&bytes, Path::new("CreateTable request"))
