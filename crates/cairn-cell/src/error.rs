@@ -16,7 +16,7 @@ pub enum CellError {
         needed: usize,
     },
     /// A row over HBase's limit.
-    #[error("row of {0} bytes is longer than HBase's limit of 32767")]
+    #[error("Row length {0} is > 32767")]
     RowTooLong(usize),
     /// A family over HBase's limit.
     #[error("family of {0} bytes is longer than HBase's limit of 127")]

@@ -280,12 +280,7 @@ impl Region {
     }
 
     fn check_row(&self, row: &[u8]) -> Result<()> {
-        if row.len() > i16::MAX as usize {
-            return Err(RegionError::InvalidArgument(format!(
-                "row of {} bytes is longer than HBase's limit of 32767",
-                row.len()
-            )));
-        }
+        crate::names::check_row(row)?;
         if !self.info.contains_row(row) {
             return Err(RegionError::WrongRegion {
                 region: self.info.region_name(),

@@ -113,6 +113,12 @@ impl RegionServer {
                     cache.clone(),
                     config.region.clone(),
                 )?);
+                if let Err(e) = crate::names::check_meta_row(&r.info) {
+                    tracing::warn!(
+                        "region {} serves, but clients cannot find it: {e}",
+                        r.info.encoded_name
+                    );
+                }
                 by_name.insert(
                     r.info.encoded_name.as_bytes().to_vec(),
                     (r.clone(), r.flushed_sequence_ids()),

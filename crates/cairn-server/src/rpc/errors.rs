@@ -129,6 +129,10 @@ impl From<RegionError> for RpcError {
             RegionError::IllegalArgument(m) => {
                 RpcError::bad_request(format!("{ILLEGAL_ARGUMENT}: {m}"))
             }
+            // HBase's `Mutation.checkRow`, whichever layer noticed it.
+            RegionError::Cell(c @ cairn_hfile::cell::CellError::RowTooLong(_)) => {
+                RpcError::bad_request(format!("{ILLEGAL_ARGUMENT}: {c}"))
+            }
             RegionError::InvalidArgument(_)
             | RegionError::Unsupported(_)
             | RegionError::Filter(_)
