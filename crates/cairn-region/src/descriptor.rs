@@ -40,6 +40,10 @@ impl TableName {
     /// reads it (the Thrift gateway's table names): the last `:` ends the namespace.
     pub fn from_full_name(name: &[u8]) -> Result<TableName> {
         match name.iter().rposition(|&b| b == b':') {
+            // Unlike a protobuf name, a spelled-out empty namespace is not `default`.
+            Some(0) => Err(RegionError::IllegalArgument(
+                "Namespace name must not be empty".into(),
+            )),
             Some(i) => TableName::from_parts(&name[..i], &name[i + 1..]),
             None => TableName::from_parts(b"", name),
         }

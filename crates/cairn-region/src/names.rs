@@ -38,7 +38,8 @@ fn illegal(msg: String) -> RegionError {
     RegionError::IllegalArgument(msg)
 }
 
-/// Java's `Character.isLetterOrDigit(char)` on one UTF-16 code unit.
+/// A letter or digit of any language as HBase's `TableName` takes it (Java's
+/// `Character.isAlphabetic` or `Character.isDigit`), on one UTF-16 code unit.
 fn java_letter_or_digit(unit: u16) -> bool {
     let table = java_letters::LETTER_OR_DIGIT;
     let i = table.partition_point(|&(_, hi)| hi < unit);
@@ -229,8 +230,10 @@ mod tests {
         {
             assert_eq!(java_letter_or_digit(u), yes, "{u:#x}");
         }
-        // U+00B2 SUPERSCRIPT TWO is numeric to Rust, but not a digit to Java.
+        // U+00B2 SUPERSCRIPT TWO is numeric to Rust, but not a digit to Java; U+0345, a
+        // combining mark, is alphabetic to Java.
         assert!(!java_letter_or_digit(0xb2));
+        assert!(java_letter_or_digit(0x345));
     }
 
     #[test]

@@ -120,34 +120,10 @@ impl Columns {
     }
 }
 
-/// HBase's `ColumnFamilyDescriptorBuilder.isLegalColumnFamilyName` (plus its 127-byte
-/// limit): the name becomes a directory of the output, so `/`, `\\` and a leading `.` are
-/// refused here as HBase refuses them.
+/// HBase's family name rules ([`cairn_region::names::check_family`]): the name becomes a
+/// directory of the output.
 fn check_family(f: &str) -> Result<(), String> {
-    if f.is_empty() {
-        return Err("Column Family name can not be empty".into());
-    }
-    if f.len() > 127 {
-        return Err(format!("Column Family name {f:?} is longer than 127 bytes"));
-    }
-    if f.starts_with('.') {
-        return Err(format!(
-            "Column Family names cannot start with a period: {f}"
-        ));
-    }
-    if f == "recovered.edits" {
-        return Err("Column Family name cannot be: recovered.edits".into());
-    }
-    if let Some(b) = f
-        .bytes()
-        .find(|b| *b < 0x20 || *b == 0x7f || matches!(b, b':' | b'\\' | b'/'))
-    {
-        return Err(format!(
-            "Illegal character <{b}>. Column Family names cannot contain control characters or \
-             colons: {f}"
-        ));
-    }
-    Ok(())
+    cairn_region::names::check_family(f.as_bytes()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  * name rules ({@code cairn_region::names}).
  *
  * <pre>
- *   NameRules chars   # the BMP code units Java's Character.isLetterOrDigit accepts, as ranges
+ *   NameRules chars   # the BMP code units TableName takes as letters or digits, as ranges
  *   NameRules check   # one verdict per stdin line
  * </pre>
  *
@@ -24,7 +24,7 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  * NAME} (a family in a table descriptor: {@code ColumnFamilyDescriptorBuilder.of} then {@code
  * TableDescriptorBuilder.build}), {@code namespace NAME} ({@code
  * TableName.isLegalNamespaceName}). An empty HEX is written {@code -}. Each answer is {@code OK}
- * or {@code BAD <exception message>} (the message's line breaks as {@code \n}).
+ * or {@code BAD <hex of the exception message's UTF-8>}.
  */
 public final class NameRules {
   private NameRules() {}
@@ -60,12 +60,18 @@ public final class NameRules {
     }
   }
 
+  private static java.util.Set<?> tableCache;
+
   public static void main(String[] args) throws Exception {
+    java.lang.reflect.Field cache = TableName.class.getDeclaredField("tableCache");
+    cache.setAccessible(true);
+    tableCache = (java.util.Set<?>) cache.get(null);
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
     if (args.length == 1 && args[0].equals("chars")) {
       int start = -1;
       for (int c = 0; c <= 0x10000; c++) {
-        boolean yes = c < 0x10000 && Character.isLetterOrDigit((char) c);
+        // What HBase 2.6's TableName accepts as a letter or digit of any language.
+        boolean yes = c < 0x10000 && (Character.isAlphabetic(c) || Character.isDigit((char) c));
         if (yes && start < 0) {
           start = c;
         } else if (!yes && start >= 0) {
@@ -89,8 +95,15 @@ public final class NameRules {
         verdict(f);
         out.println("OK");
       } catch (IllegalArgumentException e) {
-        out.println("BAD " + String.valueOf(e.getMessage()).replace("\n", "\\n"));
+        StringBuilder h = new StringBuilder("BAD ");
+        for (byte b : String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8)) {
+          h.append(String.format("%02x", b));
+        }
+        out.println(h);
       }
+      // TableName.valueOf keeps every name it made in a copy-on-write set it scans on each
+      // call: emptied, so a run of many names stays linear.
+      tableCache.clear();
     }
     out.flush();
   }
