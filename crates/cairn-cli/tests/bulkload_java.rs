@@ -113,7 +113,9 @@ fn hbase_bulkload_tool_loads_hbase_hfiles_into_cairn_serve() {
     }
     std::fs::remove_file(&manifest_file).unwrap();
 
-    let server = Server::start(data.path(), &[]);
+    // The files stay where HBase's tool found them: the operator lets the server read there.
+    let sources = format!("cairn.bulkload.source.dirs={}", input.path().display());
+    let server = Server::start(data.path(), &["-D", &sources]);
     let addr = server.addr.clone();
     let out = Command::new("java")
         .args(hbase::JAVA_FLAGS)
@@ -270,7 +272,8 @@ fn hbase_bulkload_tool_loads_cairn_importtsv_output() {
         "importtsv: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let server = Server::start(data.path(), &[]);
+    let sources = format!("cairn.bulkload.source.dirs={}", out_dir.display());
+    let server = Server::start(data.path(), &["-D", &sources]);
     let out = Command::new("java")
         .args(hbase::JAVA_FLAGS)
         .arg("-cp")

@@ -230,7 +230,8 @@ fn a_running_server_takes_the_files_over_native_rpc() {
         &input.path().join("f/1bb1bb1bb1bb1bb1bb1bb1bb1bb1bb1b"),
         25..90,
     );
-    let server = serve::Server::start(root.path(), &[]);
+    let sources = format!("cairn.bulkload.source.dirs={}", input.path().display());
+    let server = serve::Server::start(root.path(), &["-D", &sources]);
     let out = cairn(&[
         "completebulkload",
         "--hbase",

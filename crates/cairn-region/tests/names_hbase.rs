@@ -6,6 +6,7 @@
 //! the interop jars unless `CAIRN_REQUIRE_HBASE_INTEROP=1`.
 
 #[path = "../../cairn-hfile/tests/support/hbase.rs"]
+#[allow(dead_code)] // its `java` helper runs a program to its end; this test talks to one
 mod hbase;
 
 use std::io::{BufRead, BufReader, Write};
@@ -78,9 +79,33 @@ fn cases() -> Vec<Case> {
         out.push(one("family", vec![b]));
     }
     for name in [
-        "", ":", "t", "ns:t", ":t", "ns:", "a:b:c", "zookeeper", "zookeeper:t", "ns:zookeeper",
-        "-ROOT-", ".META.", "hbase:meta", "hbase:namespace", "default:t", "..", ".", "../x",
-        "a/b", "/abs", "t.", "t-", "_", "1", "表", "𝐀", "a\u{301}",
+        "",
+        ":",
+        "t",
+        "ns:t",
+        ":t",
+        "ns:",
+        "a:b:c",
+        "zookeeper",
+        "zookeeper:t",
+        "ns:zookeeper",
+        "-ROOT-",
+        ".META.",
+        "hbase:meta",
+        "hbase:namespace",
+        "default:t",
+        "..",
+        ".",
+        "../x",
+        "a/b",
+        "/abs",
+        "t.",
+        "t-",
+        "_",
+        "1",
+        "表",
+        "𝐀",
+        "a\u{301}",
     ] {
         out.push(one("full", name.as_bytes().to_vec()));
         if let Some((ns, q)) = name.split_once(':') {
@@ -91,7 +116,14 @@ fn cases() -> Vec<Case> {
         out.push(one("namespace", name.as_bytes().to_vec()));
         out.push(one("family", name.as_bytes().to_vec()));
     }
-    for f in ["recovered.edits", "recovered.edit", "Recovered.edits", ".f", "f.", "f:"] {
+    for f in [
+        "recovered.edits",
+        "recovered.edit",
+        "Recovered.edits",
+        ".f",
+        "f.",
+        "f:",
+    ] {
         out.push(one("family", f.as_bytes().to_vec()));
     }
     for n in [126, 127, 128, 200] {

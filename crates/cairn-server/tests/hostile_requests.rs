@@ -11,11 +11,11 @@ use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
 use cairn_rpc::client::{meta_region_infos, ClientError, RpcClient};
 use cairn_rpc::pb;
 use cairn_server::{Config, Server};
-use prost::Message;
 use cairn_thrift::hbase::{
     ColumnDescriptor, HbaseSyncClient, IllegalArgument, Mutation, THbaseSyncClient, TIncrement,
 };
 use cairn_thrift::thrift;
+use prost::Message;
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
 use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TIoChannel, TTcpChannel};
 
@@ -147,12 +147,18 @@ fn families_and_tables_shaped_as_paths_create_nothing() {
         assert_eq!(class, DO_NOT_RETRY, "{msg}");
         assert!(
             msg.starts_with(IAE)
-                && (msg.contains("Column Family names cannot contain control characters or colons")
+                && (msg
+                    .contains("Column Family names cannot contain control characters or colons")
                     || msg.contains("Column Family names cannot start with a period")),
             "{msg}"
         );
     }
-    for (ns, q) in [("..", "t"), ("default", "../x"), ("a/b", "t"), ("default", "zookeeper")] {
+    for (ns, q) in [
+        ("..", "t"),
+        ("default", "../x"),
+        ("a/b", "t"),
+        ("default", "zookeeper"),
+    ] {
         let (class, msg) = refused(create(&mut m, schema(table_pb(ns, q), &[b"f"]), vec![]));
         assert_eq!(class, DO_NOT_RETRY, "{msg}");
         assert!(msg.starts_with(IAE), "{msg}");
@@ -177,7 +183,10 @@ fn families_and_tables_shaped_as_paths_create_nothing() {
             ..Default::default()
         };
         let msg = illegal_message(t.create_table(b"x".to_vec(), vec![cd]).unwrap_err());
-        assert!(msg.contains("Column Family names cannot"), "{family}: {msg}");
+        assert!(
+            msg.contains("Column Family names cannot"),
+            "{family}: {msg}"
+        );
     }
     let cd = ColumnDescriptor {
         name: Some(b"f:".to_vec()),
@@ -191,7 +200,11 @@ fn families_and_tables_shaped_as_paths_create_nothing() {
     }
     assert!(!abs.exists(), "nothing made outside the root");
     assert!(tree(outside.path()).is_empty());
-    assert_eq!(tree(root.path()), before, "nothing made inside the root either");
+    assert_eq!(
+        tree(root.path()),
+        before,
+        "nothing made inside the root either"
+    );
     server.shutdown().unwrap();
 }
 
@@ -200,7 +213,12 @@ fn long_split_keys_and_rows_are_refused_and_lookups_keep_working() {
     let root = tempfile::tempdir().unwrap();
     let server = start(root.path(), &[]);
     let mut m = rpc(&server, "MasterService");
-    create(&mut m, schema(table_pb("", "good"), &[b"f"]), vec![b"m".to_vec()]).unwrap();
+    create(
+        &mut m,
+        schema(table_pb("", "good"), &[b"f"]),
+        vec![b"m".to_vec()],
+    )
+    .unwrap();
     let before = tree(root.path());
     // A split key past the row limit, and one under it whose meta row would not be.
     for key in [vec![b'k'; 33_000], vec![b'k'; 32_767 - 10]] {
@@ -213,7 +231,10 @@ fn long_split_keys_and_rows_are_refused_and_lookups_keep_working() {
         if key.len() > 32_767 {
             assert_eq!(msg, format!("{IAE}Row length 33000 is > 32767"));
         } else {
-            assert!(msg.contains("the hbase:meta row of a region of bad"), "{msg}");
+            assert!(
+                msg.contains("the hbase:meta row of a region of bad"),
+                "{msg}"
+            );
         }
     }
     assert_eq!(tree(root.path()), before, "no table directory was made");
@@ -365,7 +386,12 @@ fn bulk_loads_reach_nothing_outside_staging_and_listed_directories() {
         ..Default::default()
     };
     thrift
-        .mutate_row(b"victim".to_vec(), b"r".to_vec(), vec![put], Default::default())
+        .mutate_row(
+            b"victim".to_vec(),
+            b"r".to_vec(),
+            vec![put],
+            Default::default(),
+        )
         .unwrap();
     let flush = pb::FlushRegionRequest {
         region: pb::RegionSpecifier {
@@ -421,12 +447,19 @@ fn bulk_loads_reach_nothing_outside_staging_and_listed_directories() {
     };
     let abs_family = outside.path().display().to_string();
     for copy in [true, false] {
-        let (class, _) = refused(load(&mut c, abs_family.as_bytes(), &src, Some(&token), copy));
+        let (class, _) = refused(load(
+            &mut c,
+            abs_family.as_bytes(),
+            &src,
+            Some(&token),
+            copy,
+        ));
         assert_eq!(class, DO_NOT_RETRY);
         // Another table's store file, with and without a token, and through `..`.
-        let dotted = root.path().join("staging/..").join(
-            store_file.strip_prefix(root.path()).unwrap(),
-        );
+        let dotted = root
+            .path()
+            .join("staging/..")
+            .join(store_file.strip_prefix(root.path()).unwrap());
         for path in [&store_file, &dotted] {
             for tok in [None, Some(token.as_str())] {
                 let (class, msg) = refused(load(&mut c, b"f", path, tok, copy));
@@ -437,7 +470,11 @@ fn bulk_loads_reach_nothing_outside_staging_and_listed_directories() {
         let (_, msg) = refused(load(&mut c, b"f", &src, Some(&token), copy));
         assert!(msg.contains("cairn.bulkload.source.dirs"), "{msg}");
     }
-    assert_eq!(std::fs::read(&victim).unwrap(), vec![9u8; 15_892], "victim unchanged");
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        vec![9u8; 15_892],
+        "victim unchanged"
+    );
     assert_eq!(std::fs::read(&store_file).unwrap(), store_bytes);
     assert!(src.exists());
     let get = pb::GetRequest {
@@ -457,7 +494,10 @@ fn bulk_loads_reach_nothing_outside_staging_and_listed_directories() {
     // Listed by the operator, the same file loads.
     let server = start(
         root.path(),
-        &[("cairn.bulkload.source.dirs", &input.path().display().to_string())],
+        &[(
+            "cairn.bulkload.source.dirs",
+            &input.path().display().to_string(),
+        )],
     );
     let mut c = rpc(&server, "ClientService");
     let addr = server.rpc_addr().unwrap().to_string();
@@ -482,6 +522,11 @@ fn bulk_loads_reach_nothing_outside_staging_and_listed_directories() {
         assign_seq_num: Some(true),
         ..Default::default()
     };
-    assert!(c.call::<pb::BulkLoadHFileResponse>("BulkLoadHFile", &req).unwrap().message.loaded);
+    assert!(
+        c.call::<pb::BulkLoadHFileResponse>("BulkLoadHFile", &req)
+            .unwrap()
+            .message
+            .loaded
+    );
     server.shutdown().unwrap();
 }

@@ -142,7 +142,7 @@ impl RegionServer {
             return Err(refuse("a directory, not a file".into()));
         }
         let inside = |dir: &Path| fs.canonicalize(dir).is_ok_and(|d| real.starts_with(d));
-        let staged = token.is_some_and(|t| inside(t));
+        let staged = token.is_some_and(&inside);
         let (wal_fs, wal_dir) = self.config.wal_location();
         let in_wal = wal_fs.uri() == fs.uri() && inside(&wal_dir);
         if !staged && (inside(&self.config.root) || in_wal) {

@@ -203,10 +203,9 @@ pub fn rows(rs: &RegionServer, at: &Location) -> Vec<Vec<KeyValue>> {
             match cells {
                 Ok(cells) => rows.push(cells),
                 // Said once, when the region opened (cairn-region's open).
-                Err(e) => tracing::debug!(
-                    "region {} has no hbase:meta row: {e}",
-                    r.info.encoded_name
-                ),
+                Err(e) => {
+                    tracing::debug!("region {} has no hbase:meta row: {e}", r.info.encoded_name)
+                }
             }
         }
     }
