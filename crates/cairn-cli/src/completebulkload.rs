@@ -39,8 +39,8 @@ hbase.loadincremental.fail.if.need.split.hfile=true (fail instead of splitting).
 Where: --data ROOT loads into an embedded store no server has open; --hbase HOST:PORT loads
 into a running server (cairn serve, or an HBase region server) over HBase's native RPC:
 PrepareBulkLoad, one BulkLoadHFile per region, CleanupBulkLoad. The server must be able to
-read DIR's files at the paths given (the same machine, or a shared filesystem). HBase's own
-tool works against cairn serve too: `hbase org.apache.hadoop.hbase.tool.BulkLoadHFilesTool DIR
+read DIR's files at the paths given (the same machine, or a shared filesystem), and a cairn
+serve must list DIR in cairn.bulkload.source.dirs. HBase's own tool works against cairn serve too: `hbase org.apache.hadoop.hbase.tool.BulkLoadHFilesTool DIR
 TABLE` with hbase.client.bootstrap.servers pointing at cairn's HBase RPC port.";
 
 /// `cairn completebulkload [-D k=v]... (--data ROOT | --hbase HOST:PORT) DIR TABLE`.

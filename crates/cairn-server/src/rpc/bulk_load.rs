@@ -112,6 +112,7 @@ mod tests {
     fn services(root: &std::path::Path) -> (Services, Arc<RegionServer>, TableName) {
         let mut c = ServerConfig::new(root);
         c.background = false;
+        c.bulk_load_source_dirs = vec![std::env::temp_dir()];
         let rs = RegionServer::open(c).unwrap();
         let t = TableName::parse("t").unwrap();
         rs.create_table(
