@@ -76,8 +76,8 @@ until grep -q "Master has completed initialization" "$OUT/logs/hbase.log"; do
     [ $(($(date +%s) - started)) -lt 240 ] || { echo "HBase not up after 240 s" >&2; exit 1; }
     sleep 1
 done
-# The standalone master serves the region server's services on its own port too.
-"$probe" "127.0.0.1:$master" "$work/hbase/root" "$work/hbase/work" >"$work/hbase.tsv"
+# Standalone HBase runs its region server (which holds hbase:meta) on a port of its own.
+"$probe" "127.0.0.1:$master" "127.0.0.1:$rs" "$work/hbase/root" "$work/hbase/work" >"$work/hbase.tsv"
 stop_server
 
 # ---- cairn serve ----------------------------------------------------------------------------
@@ -87,7 +87,7 @@ port=$(free_port)
     --hbase "127.0.0.1:$port" >"$OUT/logs/cairn.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 120); do grep -q "hbase rpc on" "$OUT/logs/cairn.log" && break; sleep 0.5; done
-"$probe" "127.0.0.1:$port" "$work/cairn/root" "$work/cairn/work" >"$work/cairn.tsv"
+"$probe" "127.0.0.1:$port" "127.0.0.1:$port" "$work/cairn/root" "$work/cairn/work" >"$work/cairn.tsv"
 stop_server
 
 python3 - "$work/hbase.tsv" "$work/cairn.tsv" >"$OUT/report.md" <<'EOF'

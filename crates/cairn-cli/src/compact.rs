@@ -42,7 +42,7 @@ pub struct CompactArgs {
     #[arg(long)]
     json: bool,
     /// Table, region or family directories (HBase's layout): local paths, `file:///…`, or
-    /// `hdfs://host:port/…` (HDFS needs a build with `--features hdfs`).
+    /// `hdfs://host:port/…` (HDFS is in the default build).
     #[arg(required = true)]
     paths: Vec<String>,
 }

@@ -4,10 +4,11 @@
 //! of these before sending; a hostile client does not.
 //!
 //! ```text
-//! cargo run --example hostile_probe -- HOST:PORT ROOT WORKDIR
+//! cargo run --example hostile_probe -- MASTER_HOST:PORT RS_HOST:PORT ROOT WORKDIR
 //! ```
 //!
-//! ROOT is the server's `hbase.rootdir` (a local path), used to find a store file of the
+//! The master's and the region server's RPC addresses (one and the same for `cairn serve`;
+//! HBase standalone runs them on two ports). ROOT is the server's `hbase.rootdir` (a local path), used to find a store file of the
 //! victim table; WORKDIR a scratch directory outside ROOT (the files the loads aim at). Each
 //! line: `case<TAB>answer<TAB>what changed on disk`.
 
@@ -54,9 +55,20 @@ fn create(m: &mut RpcClient, q: &str, family: &[u8], split: Option<Vec<u8>>) -> 
     answer(m.call::<pb::CreateTableResponse>("CreateTable", &req))
 }
 
+/// The table's first region, waiting up to 60 s for it to appear (HBase creates tables in a
+/// master procedure that finishes after `CreateTable` answers).
 fn region(addr: &str, q: &str) -> Option<pb::RegionInfo> {
-    let infos = meta_region_infos(addr, &table(q)).ok()?;
-    pb::RegionInfo::decode(infos.first()?.get(4..)?).ok()
+    let found = || {
+        let infos = meta_region_infos(addr, &table(q)).ok()?;
+        pb::RegionInfo::decode(infos.first()?.get(4..)?).ok()
+    };
+    for _ in 0..120 {
+        if let Some(r) = found() {
+            return Some(r);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    None
 }
 
 fn region_name(info: &pb::RegionInfo) -> Vec<u8> {
@@ -110,12 +122,12 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [addr, root, work] = args.as_slice() else {
-        eprintln!("usage: hostile_probe HOST:PORT ROOT WORKDIR");
+    let [master, addr, root, work] = args.as_slice() else {
+        eprintln!("usage: hostile_probe MASTER_HOST:PORT RS_HOST:PORT ROOT WORKDIR");
         std::process::exit(2);
     };
     let (root, work) = (Path::new(root), Path::new(work));
-    let mut m = RpcClient::connect(addr, "MasterService").expect("connect");
+    let mut m = RpcClient::connect(master, "MasterService").expect("connect");
     let mut c = RpcClient::connect(addr, "ClientService").expect("connect");
     let abs = work.join("absfam");
     let abs_name = abs.display().to_string();
@@ -134,12 +146,24 @@ fn main() {
             format!("{} exists: {}", abs.display(), abs.exists()),
         );
     }
-    for (case, key) in [
-        ("CreateTable, split key of 33,000 bytes", vec![b'k'; 33_000]),
-        ("CreateTable, split key of 32,757 bytes", vec![b'k'; 32_757]),
+    for (case, name, key) in [
+        (
+            "CreateTable, split key of 33,000 bytes",
+            "probe_split1",
+            vec![b'k'; 33_000],
+        ),
+        (
+            "CreateTable, split key of 32,757 bytes",
+            "probe_split2",
+            vec![b'k'; 32_757],
+        ),
     ] {
-        let a = create(&mut m, "probe_split", b"f", Some(key));
-        line(case, a, String::new());
+        let a = create(&mut m, name, b"f", Some(key));
+        // HBase answers before its procedure runs: whether the table came to be is the
+        // outcome.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let made = meta_region_infos(addr, &table(name)).is_ok_and(|r| !r.is_empty());
+        line(case, a, format!("table in meta afterwards: {made}"));
     }
     line(
         "region lookup of another table afterwards",
