@@ -27,7 +27,8 @@ stop_server() {
 trap 'stop_server; rm -rf "$work"' EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-cargo build --locked -p cairn-cli -p cairn-server --example hostile_probe
+cargo build --locked -p cairn-cli
+cargo build --locked -p cairn-server --example hostile_probe
 probe="$root/target/debug/examples/hostile_probe"
 cairn="$root/target/debug/cairn"
 interop=interop/hbase/target/cairn-hbase-interop-0.1.0.jar

@@ -5,7 +5,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's wall time, printed as it ends and all together at the end: CI's budget is
+# 45 minutes on 2 cores, and this says where it goes.
+suite_start=$(date +%s)
+step_name=
+step_start=
+timings=()
+end_step() {
+    if [ -n "$step_name" ]; then
+        local took=$(($(date +%s) - step_start))
+        timings+=("$(printf '%5d s  %s' "$took" "$step_name")")
+        printf '    (%d s)\n' "$took"
+    fi
+}
+step() {
+    end_step
+    step_name=$*
+    step_start=$(date +%s)
+    printf '\n==> %s   [%s, %d s in]\n' "$*" "$(date -u +%T)" $((step_start - suite_start))
+}
 
 # CI machines have little free disk (a clean run once died with "No space left on device" while
 # compiling hdfs-native). Full debug info and incremental caches made target/ ~11 GB; line tables
@@ -27,18 +45,23 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy
 cargo --version
-
-step "HBase 2.6.1 jars for the interop tests (Maven Central)"
 command -v java >/dev/null 2>&1 || { echo "java (17+) is required"; exit 1; }
 command -v mvn >/dev/null 2>&1 || { echo "mvn is required"; exit 1; }
-mvn -q -B -f interop/hbase/pom.xml package -DskipTests
-export CAIRN_REQUIRE_HBASE_INTEROP=1
+
+# The Java side (HBase 2.6.1's jars with PerformanceEvaluation, ZooKeeper 3.8.4 and YCSB's core
+# for the interop tests; Hadoop 3.4.1's MiniDFSCluster for the HDFS ones) is fetched from Maven
+# Central while the lints compile: the two are independent, and the downloads wait on the
+# network, not the cores.
+mkdir -p target
+( mvn -q -B -f interop/hbase/pom.xml package -DskipTests &&
+    mvn -q -B -f interop/hdfs/pom.xml package -DskipTests ) >target/mvn.log 2>&1 &
+mvn_pid=$!
 
 step "format"
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
-step "lints"
+step "lints (the default build, HDFS included)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "unused dependencies (cargo-machete from crates.io)"
@@ -50,63 +73,70 @@ cargo machete
 step "happybase and pytest from PyPI (happybase 1.3.0)"
 # In a virtual environment of its own: a system Python marked externally managed (PEP 668)
 # refuses `pip install`, and the machine's packages stay as they are. Made before the Rust
-# tests, whose TLS test drives happybase over thriftpy2's TLS socket.
+# tests, whose TLS, limits and split tests drive happybase.
 venv=target/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check happybase==1.3.0 pytest
 
-step "tests (kernel chosen at run time)"
+step "HBase 2.6.1 and Hadoop 3.4.1 jars (Maven Central; fetched during the lints)"
+wait "$mvn_pid" || { cat target/mvn.log; exit 1; }
+export CAIRN_REQUIRE_HBASE_INTEROP=1 CAIRN_REQUIRE_HDFS=1
+
+step "tests (kernel chosen at run time; HBase, ZooKeeper and HDFS interop included)"
 CAIRN_REQUIRE_TLS_CLIENTS=1 cargo test --workspace --locked
 
-step "happybase against cairn serve"
+step "happybase against cairn serve, on local disk and on HDFS"
+# The binary the tests used (the dev profile): nothing new is compiled.
 cargo build --locked -p cairn-cli
 CAIRN_BIN=target/debug/cairn "$venv/bin/python" -m pytest -q tests/happybase
-
-step "HDFS: MiniDFSCluster (hadoop-minicluster 3.4.1 from Maven Central), the hdfs feature"
-mvn -q -B -f interop/hdfs/pom.xml package -DskipTests
-export CAIRN_REQUIRE_HDFS=1
-cargo clippy --locked -p cairn-fs -p cairn-wal -p cairn-region -p cairn-server -p cairn-cli \
-    --features cairn-cli/hdfs --all-targets -- -D warnings
-cargo test --locked -p cairn-fs -p cairn-region --features cairn-region/hdfs --lib --test hdfs
-# happybase against cairn serve with its data and WAL on HDFS
-cargo build --locked -p cairn-cli --features hdfs
 CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 "$venv/bin/python" -m pytest -q tests/happybase
 
-step "tests with the portable kernel forced"
-CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-cli
+step "tests with the portable kernel forced (what the kernel computes: checksums, HFiles)"
+# Only the tests whose results depend on the checksum kernel; the rest ran above.
+CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-hfile
+CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-cli --test cli --test hfile_cli
 
 step "tests with the crate kernels forced"
 CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
-disk
-# Nothing below uses the debug build; drop it before the release builds to halve peak disk use.
-rm -rf target/debug
 
 step "model check of the block cache's slot protocol (loom)"
 RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release --target-dir target/loom loom
+rm -rf target/loom
 
-step "benchmark smoke runs (tiny sizes: they only have to run)"
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-region --features hdfs --bench hdfs_vs_local
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-fs --features hdfs --bench hdfs_reads
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-checksum --bench checksum -- block64k_chunk512
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-blockcache --bench cache_hit -- cache_hit/l1
-CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench --locked -p cairn-blockcache --bench cached_gets
-CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench --locked -p cairn-hfile --bench hfile_vs_hbase
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-wal --bench wal_append
-CAIRN_BENCH_QUICK=1 cargo bench --locked -p cairn-cli --bench compaction_vs_hbase
+step "benchmark smoke runs (tiny sizes, the tests' build: they only have to run)"
+# `--profile dev` reuses what the tests compiled: a release build of the workspace would cost
+# ~15 minutes of CI for numbers nobody reads. bench/ scripts measure with release builds.
+smoke=(--locked --profile dev)
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-region --bench hdfs_vs_local
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-fs --features hdfs --bench hdfs_reads
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-checksum --bench checksum -- block64k_chunk512
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-blockcache --bench cache_hit -- cache_hit/l1
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench "${smoke[@]}" -p cairn-blockcache --bench cached_gets
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench "${smoke[@]}" -p cairn-hfile --bench hfile_vs_hbase
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-wal --bench wal_append
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-cli --bench compaction_vs_hbase
 # the side-by-side report (bench/report.sh) at tiny sizes; RocksDB stays out of CI (its C++
 # build takes ~40 CPU-minutes), Pebble is a ~1 min `go build`, matplotlib comes from PyPI
-CAIRN_BENCH_SKIP_ROCKSDB=1 ROUNDS=1 CAIRN_BENCH_ROWS=20000 CAIRN_BENCH_SCANS=20 \
-    CAIRN_BENCH_WRITE_ROWS=20000 CAIRN_BENCH_COMPACT_ROWS=2000 \
+CAIRN_BENCH_PROFILE=dev CAIRN_BENCH_SKIP_ROCKSDB=1 ROUNDS=1 CAIRN_BENCH_ROWS=20000 \
+    CAIRN_BENCH_SCANS=20 CAIRN_BENCH_WRITE_ROWS=20000 CAIRN_BENCH_COMPACT_ROWS=2000 \
     CAIRN_BENCH_OUT=target/bench-report-smoke bench/report.sh >/dev/null
+disk
 
-step "fuzzing (nightly toolchain and cargo-fuzz from the registries)"
+step "fuzzing (nightly toolchain and cargo-fuzz from the registries; a fixed total budget)"
 rustup toolchain install nightly --profile minimal
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --version 0.13.2 --locked
 fi
-for target in $(cd fuzz && cargo +nightly fuzz list); do
-    (cd fuzz && cargo +nightly fuzz run "$target" -- -max_total_time="${CAIRN_FUZZ_SECONDS:-30}")
+targets=$(cd fuzz && cargo +nightly fuzz list)
+# One build of every target, then CAIRN_FUZZ_SECONDS (default 150) shared among them.
+(cd fuzz && cargo +nightly fuzz build)
+per=$(( ${CAIRN_FUZZ_SECONDS:-150} / $(echo "$targets" | wc -w) ))
+[ "$per" -ge 5 ] || per=5
+for target in $targets; do
+    (cd fuzz && cargo +nightly fuzz run "$target" -- -max_total_time="$per")
 done
 
+end_step
 disk
-step "all checks passed"
+printf '\n==> all checks passed in %d s\n' $(($(date +%s) - suite_start))
+printf '%s\n' "${timings[@]}"

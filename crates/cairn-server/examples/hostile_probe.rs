@@ -31,6 +31,24 @@ fn answer<R>(r: Result<R, ClientError>) -> String {
     }
 }
 
+/// `call` again while the region is still opening (HBase assigns a new table's regions after
+/// `CreateTable` answers), for up to a minute.
+fn settled<R>(mut call: impl FnMut() -> Result<R, ClientError>) -> Result<R, ClientError> {
+    for _ in 0..120 {
+        match call() {
+            Err(ClientError::Remote { class, message, .. })
+                if class.contains("RegionOpening")
+                    || class.contains("NotServingRegion")
+                    || message.contains("is not OPEN") =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(500))
+            }
+            r => return r,
+        }
+    }
+    call()
+}
+
 fn table(q: &str) -> pb::TableName {
     pb::TableName {
         namespace: b"default".to_vec(),
@@ -131,7 +149,7 @@ fn main() {
     let mut c = RpcClient::connect(addr, "ClientService").expect("connect");
     let abs = work.join("absfam");
     let abs_name = abs.display().to_string();
-    let mut line = |case: &str, answer: String, changed: String| {
+    let line = |case: &str, answer: String, changed: String| {
         println!("{case}\t{answer}\t{changed}");
     };
     for (case, family) in [
@@ -200,7 +218,7 @@ fn main() {
     };
     line(
         "Mutate, Put with a row of 33,000 bytes",
-        answer(c.call::<pb::MutateResponse>("Mutate", &put)),
+        answer(settled(|| c.call::<pb::MutateResponse>("Mutate", &put))),
         String::new(),
     );
     let split = pb::SplitTableRegionRequest {
@@ -211,7 +229,7 @@ fn main() {
     };
     line(
         "SplitRegion at a row of 33,000 bytes",
-        answer(m.call::<pb::SplitTableRegionResponse>("SplitRegion", &split)),
+        answer(settled(|| m.call::<pb::SplitTableRegionResponse>("SplitRegion", &split))),
         String::new(),
     );
     // Bulk loads aimed outside. The victim table gets a flushed store file first.
@@ -222,7 +240,7 @@ fn main() {
     let mut put = put;
     put.region = spec(region_name(&victim));
     put.mutation.row = Some(b"r".to_vec());
-    let _ = c.call::<pb::MutateResponse>("Mutate", &put);
+    let _ = settled(|| c.call::<pb::MutateResponse>("Mutate", &put));
     let mut admin = RpcClient::connect(addr, "AdminService").expect("connect");
     let flush = pb::FlushRegionRequest {
         region: spec(region_name(&victim)),
@@ -230,7 +248,7 @@ fn main() {
         write_flush_wal_marker: None,
         family: None,
     };
-    let _ = admin.call::<pb::FlushRegionResponse>("FlushRegion", &flush);
+    let _ = settled(|| admin.call::<pb::FlushRegionResponse>("FlushRegion", &flush));
     let store_file = files(&root.join("data/default/probe_victim"))
         .into_iter()
         .find(|p| {
@@ -265,7 +283,10 @@ fn main() {
             cluster_ids: vec![],
             replicate: None,
         };
-        answer(c.call::<pb::BulkLoadHFileResponse>("BulkLoadHFile", &req))
+        match settled(|| c.call::<pb::BulkLoadHFileResponse>("BulkLoadHFile", &req)) {
+            Ok(a) => format!("answered loaded={}", a.message.loaded),
+            e => answer(e),
+        }
     };
     let a = load(&mut c, abs_name.as_bytes(), &src, Some(&token), true);
     line(
