@@ -201,10 +201,12 @@ impl RegionServer {
     pub fn prepare_bulk_load(&self, table: &TableName, user: &str) -> Result<PathBuf> {
         self.table(table)?;
         let fs = self.config.fs();
-        let user = if names::child(Path::new("/"), user).is_ok() {
-            user
-        } else {
+        // The user name is the caller's claim: one that would not make a plain directory name
+        // is not used in it.
+        let user = if user.is_empty() || user.contains(['/', '\\', '\0']) {
             "cairn"
+        } else {
+            user
         };
         let dir = names::child(&self.staging_dir(), &staging_name(user, table))?;
         fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
