@@ -6,6 +6,7 @@ mod background;
 mod bulk_load;
 mod cluster;
 mod config;
+mod global_flush;
 mod health;
 mod open;
 mod split;
@@ -16,7 +17,10 @@ mod transition;
 use background::{spawn_worker, Work};
 pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
-pub use config::ServerConfig;
+pub use config::{
+    GlobalMemStoreConfig, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
+    DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE,
+};
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
 pub use split::TransitionStep;
@@ -111,6 +115,12 @@ impl RegionServer {
     /// region's `splittable` to HBase's master-side checks.
     pub fn split_config(&self) -> &SplitConfig {
         &self.config.split
+    }
+
+    /// The count of every region's memstore bytes and the server-wide bound on it
+    /// (`hbase.regionserver.global.memstore.size`), with its metrics.
+    pub fn memstore_accounting(&self) -> &Arc<crate::accounting::RegionServerAccounting> {
+        &self.config.region.accounting
     }
 
     /// The WAL every region of the server writes to.

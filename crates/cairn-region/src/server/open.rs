@@ -52,7 +52,12 @@ pub(super) fn read_dirs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>>
 impl RegionServer {
     /// Opens (creating) the root directory: loads every table and region, replays the WAL
     /// into them, and flushes what was replayed so the old WAL segments can go.
-    pub fn open(config: ServerConfig) -> Result<Arc<RegionServer>> {
+    pub fn open(mut config: ServerConfig) -> Result<Arc<RegionServer>> {
+        // One count for every region this server opens, replay included.
+        let limits = config
+            .global_memstore
+            .limits(cairn_blockcache::physical_memory());
+        config.region.accounting = crate::accounting::RegionServerAccounting::new(limits);
         let root = config.root.clone();
         let fs = config.region.fs.clone();
         let (wal_fs, wal_dir) = config.wal_location();
@@ -189,6 +194,14 @@ impl RegionServer {
         if server.config.background {
             let (ftx, frx) = crossbeam_channel::unbounded();
             let (ctx, crx) = crossbeam_channel::unbounded();
+            let wake = ftx.clone();
+            server
+                .config
+                .region
+                .accounting
+                .set_flush_requester(move || {
+                    let _ = wake.send(Work::GlobalPressure);
+                });
             server.flush_tx = Some(ftx);
             server.compact_tx = Some(ctx);
             let server = Arc::new(server);
