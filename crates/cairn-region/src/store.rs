@@ -433,7 +433,17 @@ impl Store {
         self.fs
             .rename(tmp, &path)
             .map_err(|e| RegionError::io(&path, e))?;
-        let _ = self.fs.sync_dir(&self.dir);
+        // The file's name must be durable before anyone relies on it: a flush lets the WAL
+        // drop the edits it holds, a compaction deletes its inputs. Without the directory
+        // sync a crash could take the name back and leave neither. The flush or compaction
+        // fails and is retried; the file is taken out again, and named by later outputs in
+        // case the delete is what the crash loses.
+        if let Err(e) = self.fs.sync_dir(&self.dir) {
+            let _ = self.fs.delete(&path);
+            let _ = self.fs.sync_dir(&self.dir);
+            self.unretired.lock().push(name.to_string());
+            return Err(RegionError::io(&self.dir, e));
+        }
         Ok((path, summary.file_len))
     }
 

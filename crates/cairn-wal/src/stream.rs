@@ -341,6 +341,11 @@ fn create_segment(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<Box<dyn Fs
         .write_all(&segment::encode_header(id))
         .map_err(io_err("write header of", &path))?;
     stream.hsync().map_err(io_err("hsync", &path))?;
+    // The segment's name is durable before an edit in it is acknowledged: on a filesystem
+    // whose directory entries need a sync of their own (HDFS's do not: a no-op there), a
+    // crash could otherwise lose a whole segment of synced edits.
+    fs.sync_dir(dir)
+        .map_err(io_err("sync the directory of", &path))?;
     Ok(stream)
 }
 

@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub split: SplitConfig,
     /// The server-wide memstore bound (`hbase.regionserver.global.memstore.size`, ...).
     pub global_memstore: GlobalMemStoreConfig,
+    /// `cairn.wal.discard.missing.regions` (false): replay drops the WAL edits of regions it
+    /// cannot find (HBase's splitter does) instead of keeping their segments.
+    pub discard_missing_region_edits: bool,
 }
 
 /// HBase's default `hbase.regionserver.global.memstore.size`: 0.4 (of the heap in HBase, of
@@ -177,6 +180,9 @@ impl ServerConfig {
                 self.wal.roll_size = roll_size(self.wal_block_size, m).ok_or_else(bad)?;
                 self.wal_roll_multiplier = m;
             }
+            "cairn.wal.discard.missing.regions" => {
+                self.discard_missing_region_edits = v.parse().map_err(|_| bad())?
+            }
             "cairn.wal.recycled_segments" => {
                 self.wal.recycled_segments = v.parse().map_err(|_| bad())?
             }
@@ -237,6 +243,7 @@ impl ServerConfig {
             wal_roll_multiplier: 0.5,
             split: SplitConfig::default(),
             global_memstore: GlobalMemStoreConfig::default(),
+            discard_missing_region_edits: false,
         }
     }
 }

@@ -9,6 +9,7 @@ mod config;
 mod global_flush;
 mod health;
 mod open;
+mod retired;
 mod split;
 mod split_policy;
 mod table;
@@ -23,6 +24,7 @@ pub use config::{
 };
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
+pub use retired::{MissingRegion, RETIRED_REGIONS_FILE};
 pub use split::TransitionStep;
 pub use split_policy::{split_point, SplitConfig, SplitPolicyKind, DEFAULT_MAX_FILE_SIZE};
 pub use table::{Table, TableScanner};
@@ -256,6 +258,14 @@ impl RegionServer {
                 "table {name} must be disabled before it is deleted"
             )));
         }
+        // Durably, before anything goes: a replay that meets these regions' edits in a WAL
+        // segment other regions still hold skips them rather than keeping them as lost.
+        let names: Vec<String> = t
+            .regions
+            .iter()
+            .map(|r| r.info.encoded_name.clone())
+            .collect();
+        self.retire_regions(&names)?;
         for r in &t.regions {
             r.close(false)?;
             for s in r.stores() {
