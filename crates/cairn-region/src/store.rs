@@ -149,7 +149,10 @@ impl Store {
         let name = String::from_utf8_lossy(&family.name).into_owned();
         let dir = region_dir.join(&name);
         let tmp_dir = region_dir.join(TMP_DIR).join(&name);
-        fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
+        // The family directory's name is durable before a flush puts files in it: losing it
+        // in a crash would lose them with it.
+        fs.mkdirs_durable(&dir)
+            .map_err(|e| RegionError::io(&dir, e))?;
         let mut files = Vec::new();
         let entries: Vec<_> = fs
             .list(&dir)

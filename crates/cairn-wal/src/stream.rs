@@ -96,7 +96,8 @@ impl StreamWal {
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(StreamWal, ReplayReport), WalError> {
-        fs.mkdirs(dir).map_err(io_err("create directory", dir))?;
+        fs.mkdirs_durable(dir)
+            .map_err(io_err("create directory", dir))?;
         let mut ids = Vec::new();
         for entry in fs.list(dir).map_err(io_err("list", dir))? {
             let Some(name) = entry.path.file_name().and_then(|n| n.to_str()) else {

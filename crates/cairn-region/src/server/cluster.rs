@@ -100,7 +100,7 @@ impl RegionServer {
         let dir = layout::data_dir(&self.config.root).join(name);
         self.config
             .fs()
-            .mkdirs(&dir)
+            .mkdirs_durable(&dir)
             .map_err(|e| RegionError::io(&dir, e))
     }
 

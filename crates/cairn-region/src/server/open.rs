@@ -69,7 +69,8 @@ impl RegionServer {
         health::check_free_space(&*fs, &root)?;
         health::check_free_space(&*wal_fs, &wal_dir)?;
         let data = layout::data_dir(&root);
-        fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
+        fs.mkdirs_durable(&data)
+            .map_err(|e| RegionError::io(&data, e))?;
         let cache = match &config.block_cache {
             Some(c) => Some(Arc::new(
                 CombinedBlockCache::new(c.clone()).map_err(|e| RegionError::io(&root, e))?,
