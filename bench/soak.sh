@@ -35,7 +35,8 @@
 # usage: nice -n 10 bench/soak.sh            # the full 20 minutes
 #        SOAK_SECS=120 bench/soak.sh          # a short check of the script
 # environment (defaults): SOAK_SECS (1200), CACHE_MB (64), FLUSH_MB (16), BLOCK_MULTIPLIER (4),
-#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), GLOBAL_MEMSTORE_MB (64), HANDLERS (30),
+#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), GLOBAL_MEMSTORE_MB (32: below the
+#   regions' flush sizes together, so flushes for memory run too), HANDLERS (30),
 #   ALLOWANCE_MB (64 + 8 x HANDLERS; BASELINE_MB is the old name), FLAT_MIB_PER_MIN (2),
 #   WAL_MB (32, the WAL segment size; 2 segments are mapped and counted in the bound),
 #   RECORDS (200000 rows
@@ -57,7 +58,7 @@ FLUSH_MB=${FLUSH_MB:-16}
 BLOCK_MULTIPLIER=${BLOCK_MULTIPLIER:-4}
 COMPACTION_THRESHOLD=${COMPACTION_THRESHOLD:-3}
 REGIONS=${REGIONS:-2}
-GLOBAL_MEMSTORE_MB=${GLOBAL_MEMSTORE_MB:-64}
+GLOBAL_MEMSTORE_MB=${GLOBAL_MEMSTORE_MB:-32}
 HANDLERS=${HANDLERS:-30}
 ALLOWANCE_MB=${ALLOWANCE_MB:-${BASELINE_MB:-$((64 + 8 * HANDLERS))}}
 FLAT_MIB_PER_MIN=${FLAT_MIB_PER_MIN:-2}
