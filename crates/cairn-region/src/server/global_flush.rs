@@ -24,7 +24,10 @@ impl RegionServer {
                 accounting.size(),
                 r.memstore_size()
             );
-            if !background_flush(&r, Some(self)) {
+            // A region that failed, or whose flush freed nothing, is not asked again in this
+            // round: the loop must end even if its count and its segments disagree.
+            let before = r.memstore_size();
+            if !background_flush(&r, Some(self)) || r.memstore_size() >= before {
                 excluded.push(r);
             }
         }
