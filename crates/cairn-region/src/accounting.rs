@@ -137,7 +137,10 @@ impl RegionServerAccounting {
 
     fn request_flush(&self) {
         if let Some(wake) = self.flush_requester.get() {
-            if !self.wakeup_pending.swap(true, Ordering::AcqRel) {
+            // Looked at before it is written: every write past the lower mark comes here.
+            if !self.wakeup_pending.load(Ordering::Acquire)
+                && !self.wakeup_pending.swap(true, Ordering::AcqRel)
+            {
                 wake();
             }
         }
