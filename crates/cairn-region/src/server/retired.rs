@@ -146,7 +146,8 @@ impl Unopened {
 
 impl RegionServer {
     /// Records `regions` (encoded names) as retired before their directories go: replay will
-    /// skip their edits.
+    /// skip their edits. Callers hold the admin lock (a table's delete, archiving parents), so
+    /// two updates of the record never race.
     pub(super) fn retire_regions(&self, regions: &[String]) -> Result<()> {
         let fs = &**self.config.fs();
         let mut names = read_record(fs, &self.config.root)?;
