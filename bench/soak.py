@@ -3,8 +3,9 @@
 usage: soak.py sample --pid PID --http HOST:PORT --out DIR --soak-secs S --status-secs S
            --bound BYTES
        soak.py report --out DIR --label L --bound BYTES --cache B --flush B --multiplier M
-           --regions R --baseline B --compaction-threshold N --records N --threads N
-           --target N --mix TEXT --distribution D --soak-secs S
+           --regions R --baseline B --global-memstore B --handlers N --flat MIB_PER_MIN
+           --compaction-threshold N --records N --threads N --target N --mix TEXT
+           --distribution D --soak-secs S
 
 `sample` runs beside the server until it exits or gets SIGTERM: every second it appends the
 server's VmRSS and VmHWM (/proc/PID/status) to DIR/rss.csv; every 5 s its smaps_rollup and
@@ -15,7 +16,8 @@ and block cache, YCSB's latest ops/s and p99).
 `report` reads those, DIR/logs/phases and YCSB's status lines (DIR/logs/ycsb-load.log,
 ycsb-run.log; each status line's latencies cover that interval only), and writes DIR/soak.csv
 (one row per interval), DIR/soak.md and, if matplotlib imports, DIR/soak.png. Exit status 1
-when the RSS (any sample, or the kernel's high-water mark VmHWM) exceeded the bound.
+when the RSS (any sample, or the kernel's high-water mark VmHWM) exceeded the bound, or, in a
+mixed load of 10 minutes or more, RSS grew faster than --flat MiB/min over its second half.
 """
 
 import argparse
@@ -329,7 +331,9 @@ def report(a):
         f"`MEMSTORE_FLUSHSIZE` {a.flush / MIB:.0f} MiB (set through HBase's client: `cairn "
         "serve` has no server-wide flush size), "
         f"`hbase.hregion.memstore.block.multiplier` {a.multiplier}, {a.regions} regions, "
-        f"`hbase.hstore.compactionThreshold` {a.compaction_threshold}.",
+        f"`hbase.regionserver.global.memstore.size` {a.global_memstore / MIB:.0f} MiB, "
+        f"`hbase.hstore.compactionThreshold` {a.compaction_threshold}, {a.handlers} RPC "
+        "handler threads.",
         f"- YCSB 0.17.0 through HBase 2.6.1's Java client (native RPC): load {a.records:,} rows "
         f"of 10 x 100 B, then {a.soak_secs} s of {a.mix}, {a.distribution} keys, "
         f"{a.threads} threads, "
@@ -338,12 +342,15 @@ def report(a):
     if a.notes:
         md.append(f"- Also: {a.notes}.")
     md += [
-        f"- Bound: block cache {a.cache / MIB:.0f} MiB + {a.regions} regions x "
-        f"{a.flush / MIB:.0f} MiB x {a.multiplier} (the most a region's memstores hold "
-        f"before it refuses writes; cairn has no global memstore limit) + 2 x "
+        f"- Bound: block cache {a.cache / MIB:.0f} MiB + global memstore limit "
+        f"{a.global_memstore / MIB:.0f} MiB (every memstore of the server together, flush "
+        "snapshots included: writes wait at it) + 2 x "
         f"{a.wal / MIB:.0f} MiB WAL segments (the active and the prepared one are "
-        f"memory-mapped) + {a.baseline / MIB:.0f} MiB allowance for the binary, thread stacks, buffers, "
-        f"file indexes and allocator slack = **{bound_mib:.0f} MiB**.",
+        f"memory-mapped) + {a.baseline / MIB:.0f} MiB allowance for the binary, thread "
+        "stacks, buffers, file indexes and the allocator's per-thread pages (64 MiB + 8 MiB "
+        f"per RPC handler thread) = **{bound_mib:.0f} MiB**; and flat: RSS growing by at "
+        f"most {a.flat:g} MiB/min over the second half of the mixed load (checked in runs of "
+        "10 minutes or more).",
         "",
         "## Result",
         "",
@@ -364,10 +371,18 @@ def report(a):
         if run_start + (run_end - run_start) / 2 <= r[0] - t0 <= run_end
     ]
     slope = slope_mib_per_min(half)
+    growing = False
     if slope == slope:
+        checked = run_end - run_start >= 600
+        growing = checked and slope > a.flat
+        verdict = (
+            ("**not flat**" if growing else "flat") + f" (at most {a.flat:g} MiB/min)"
+            if checked
+            else "not judged: the mixed load ran under 10 minutes"
+        )
         md.append(
             f"RSS trend over the second half of the mixed load: {slope:+.2f} MiB/min "
-            f"(least squares over {len(half)} samples)."
+            f"(least squares over {len(half)} samples): {verdict}."
         )
     if run_rows:
         total_failed = sum(r["failed_ops"] for r in run_rows)
@@ -402,7 +417,7 @@ def report(a):
     with open(f"{out}/soak.md", "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    return 1 if over else 0
+    return 1 if over or growing else 0
 
 
 def loadavg_note(mem):
@@ -423,7 +438,9 @@ def flush_compaction_counts(mem):
     if not last:
         return ""
     s = last["jmx"]["Server"]
-    keys = [k for k in sorted(s) if re.search(r"(?i)flush|compact|storeFile", k)]
+    keys = [
+        k for k in sorted(s) if re.search(r"(?i)flush|compact|storeFile|updates|globalMemStore", k)
+    ]
     if not keys:
         return ""
     return "Region server counters at the end (/jmx): " + ", ".join(
@@ -509,7 +526,7 @@ def memory_breakdown(out, mem, a):
         f"| of which memstores (memStoreSize) | {msz / MIB:.0f} |",
         f"| anonymous beyond cache + memstores | {rest / MIB:.0f} |",
         "",
-        f"The allowance for everything beyond cache and memstore limits is "
+        f"The allowance for everything beyond the cache, the memstore limit and the WAL is "
         f"{a.baseline / MIB:.0f} MiB. The WAL writes through MAP_SHARED mappings of its "
         f"preallocated {a.wal / MIB:.0f} MiB segments (crates/cairn-wal/src/mapped.rs), the "
         "next segment prefaulted: those pages are page cache, reclaimable once written back, "
@@ -558,8 +575,8 @@ def plot(out, rss, rows, mem, t0, a, run_start, run_end):
     ax1.axhline(a.bound / MIB, color="red", ls="--", lw=1,
                 label=f"bound {a.bound / MIB:.0f} MiB (cache + memstore limit + "
                       f"2 WAL segments + {a.baseline / MIB:.0f} MiB)")
-    ax1.axhline((a.cache + a.regions * a.flush * a.multiplier) / MIB, color="grey", ls=":",
-                lw=0.8, label="cache + memstore limit")
+    ax1.axhline((a.cache + a.global_memstore) / MIB, color="grey", ls=":",
+                lw=0.8, label="cache + global memstore limit")
     ax1.set_ylabel("MiB")
     # Head room above the curves for the legend.
     top = max([r[1] / 1024 for r in rss] + [a.bound / MIB])
@@ -605,8 +622,10 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--label", required=True)
     for n in ("bound", "cache", "flush", "multiplier", "regions", "baseline", "wal",
-              "compaction-threshold", "records", "threads", "target", "soak-secs"):
+              "global-memstore", "handlers", "compaction-threshold", "records", "threads",
+              "target", "soak-secs"):
         r.add_argument(f"--{n}", type=int, required=True)
+    r.add_argument("--flat", type=float, required=True, help="MiB/min of growth allowed")
     r.add_argument("--mix", required=True)
     r.add_argument("--distribution", required=True)
     r.add_argument("--notes", default="", help="other settings, for the report")

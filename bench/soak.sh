@@ -14,12 +14,17 @@
 # (YCSB's hdrhistogram status is per interval, not cumulative). A progress line with the time
 # left is printed every STATUS_SECS.
 #
-# The bound: block cache + 2 x WAL_MB (the mapped WAL segments) + REGIONS x flush size x
-# hbase.hregion.memstore.block.multiplier (a
-# region refuses writes past flush size x multiplier; cairn has no global memstore limit, so
-# that per-region limit is what bounds memstores) + BASELINE_MB (the binary, thread stacks,
-# WAL and RPC buffers, indexes and Bloom filters of open files, allocator slack). The exit
-# status is 1 if the RSS ever exceeded it (the 1 s samples or the kernel's VmHWM), 0 if not.
+# The bound (issue 33): block cache + the global memstore limit
+# (hbase.regionserver.global.memstore.size, GLOBAL_MEMSTORE_MB: every memstore of the server
+# together, flush snapshots included; writes wait at it) + 2 x WAL_MB (the mapped WAL
+# segments) + ALLOWANCE_MB, the documented allowance for everything no setting bounds: the
+# binary, thread stacks, WAL and RPC buffers, indexes and Bloom filters of open files, and the
+# allocator's per-thread pages, which grow with the number of RPC handler threads that
+# allocate: 64 MiB + 8 MiB per handler (HANDLERS, hbase.regionserver.handler.count, 30 as in
+# HBase: 304 MiB). The exit status is 1 if the RSS ever exceeded it (the 1 s samples or the
+# kernel's VmHWM), or if, in a run of 10 minutes or more, RSS grew by more than
+# FLAT_MIB_PER_MIN over the second half of the mixed load (not flat at constant load); 0 if
+# not.
 #
 # Writes to OUT: soak.csv (per interval: time, RSS, ops/s, p99 per operation, memstore and
 # block cache), rss.csv (every 1 s sample), mem.jsonl (smaps_rollup + /jmx every 5 s), soak.md
@@ -30,8 +35,11 @@
 # usage: nice -n 10 bench/soak.sh            # the full 20 minutes
 #        SOAK_SECS=120 bench/soak.sh          # a short check of the script
 # environment (defaults): SOAK_SECS (1200), CACHE_MB (64), FLUSH_MB (16), BLOCK_MULTIPLIER (4),
-#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), BASELINE_MB (128), WAL_MB (32, the WAL
-#   segment size; 2 segments are mapped and counted in the bound), RECORDS (200000 rows
+#   COMPACTION_THRESHOLD (3), REGIONS (2; at most 10), GLOBAL_MEMSTORE_MB (32: below the
+#   regions' flush sizes together, so flushes for memory run too), HANDLERS (30),
+#   ALLOWANCE_MB (64 + 8 x HANDLERS; BASELINE_MB is the old name), FLAT_MIB_PER_MIN (2),
+#   WAL_MB (32, the WAL segment size; 2 segments are mapped and counted in the bound),
+#   RECORDS (200000 rows
 #   of 10 x 100 B), THREADS (4 YCSB client threads), TARGET (0 = unthrottled; else total ops/s),
 #   READ (0.5), UPDATE (0.45), SCAN (0.05; scans of up to MAX_SCAN (100) rows), DISTRIBUTION
 #   (uniform), STATUS_SECS (10), OUT (bench/results/<UTC date>-soak-<commit>), CAIRN (the
@@ -50,7 +58,10 @@ FLUSH_MB=${FLUSH_MB:-16}
 BLOCK_MULTIPLIER=${BLOCK_MULTIPLIER:-4}
 COMPACTION_THRESHOLD=${COMPACTION_THRESHOLD:-3}
 REGIONS=${REGIONS:-2}
-BASELINE_MB=${BASELINE_MB:-128}
+GLOBAL_MEMSTORE_MB=${GLOBAL_MEMSTORE_MB:-32}
+HANDLERS=${HANDLERS:-30}
+ALLOWANCE_MB=${ALLOWANCE_MB:-${BASELINE_MB:-$((64 + 8 * HANDLERS))}}
+FLAT_MIB_PER_MIN=${FLAT_MIB_PER_MIN:-2}
 # WAL segment size (hbase.regionserver.hlog.blocksize x logroll.multiplier 0.5): the active
 # segment and the next, prepared one are memory-mapped, so up to 2 x WAL_MB of the RSS is the
 # WAL's file-backed pages (page cache the kernel can reclaim, but counted in RSS).
@@ -204,13 +215,15 @@ phases=$OUT/logs/phases
 : >"$phases"
 cache_bytes=$((CACHE_MB * 1048576))
 flush_bytes=$((FLUSH_MB * 1048576))
-bound_bytes=$((cache_bytes + REGIONS * flush_bytes * BLOCK_MULTIPLIER + 2 * WAL_MB * 1048576 + BASELINE_MB * 1048576))
+global_bytes=$((GLOBAL_MEMSTORE_MB * 1048576))
+bound_bytes=$((cache_bytes + global_bytes + 2 * WAL_MB * 1048576 + ALLOWANCE_MB * 1048576))
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rpc_port=$(free_port)
 server_log=$OUT/logs/server.log
-echo "== cairn serve ($label): block cache $CACHE_MB MiB, flush size $FLUSH_MB MiB x multiplier" \
-    "$BLOCK_MULTIPLIER x $REGIONS regions, compaction threshold $COMPACTION_THRESHOLD;" \
-    "bound $((bound_bytes / 1048576)) MiB (with $BASELINE_MB MiB baseline)" >&2
+echo "== cairn serve ($label): block cache $CACHE_MB MiB, global memstore limit" \
+    "$GLOBAL_MEMSTORE_MB MiB, flush size $FLUSH_MB MiB x $REGIONS regions, compaction threshold" \
+    "$COMPACTION_THRESHOLD, $HANDLERS RPC handlers; bound $((bound_bytes / 1048576)) MiB" \
+    "(with a $ALLOWANCE_MB MiB allowance)" >&2
 # MIMALLOC_SHOW_STATS: the allocator's own account (peak committed, reserved) at exit.
 # THP_DISABLE=1: prctl(PR_SET_THP_DISABLE) before exec (inherited across it), so the
 # allocator's huge-page advice is ignored and RSS counts touched 4 KiB pages only.
@@ -228,6 +241,8 @@ MIMALLOC_SHOW_STATS=1 "${launch[@]}" "$CAIRN" serve --data "$work/data" --hbase 
     -D "hfile.block.cache.size=$cache_bytes" \
     -D "hbase.hstore.compactionThreshold=$COMPACTION_THRESHOLD" \
     -D "hbase.hregion.memstore.block.multiplier=$BLOCK_MULTIPLIER" \
+    -D "hbase.regionserver.global.memstore.size=$global_bytes" \
+    -D "hbase.regionserver.handler.count=$HANDLERS" \
     -D "hbase.regionserver.hlog.blocksize=$((2 * WAL_MB * 1048576))" \
     ${SERVER_OPTS:-} >"$server_log" 2>&1 &
 server_pid=$!
@@ -305,7 +320,8 @@ notes=
 status=0
 "$plot_python" bench/soak.py report --out "$OUT" --label "$label" --bound "$bound_bytes" \
     --cache "$cache_bytes" --flush "$flush_bytes" --multiplier "$BLOCK_MULTIPLIER" \
-    --regions "$REGIONS" --baseline "$((BASELINE_MB * 1048576))" --wal "$((WAL_MB * 1048576))" \
+    --regions "$REGIONS" --baseline "$((ALLOWANCE_MB * 1048576))" --wal "$((WAL_MB * 1048576))" \
+    --global-memstore "$global_bytes" --handlers "$HANDLERS" --flat "$FLAT_MIB_PER_MIN" \
     --compaction-threshold "$COMPACTION_THRESHOLD" --records "$RECORDS" --threads "$THREADS" \
     --target "$TARGET" --mix "read $READ, update $UPDATE, scan $SCAN (up to $MAX_SCAN rows)" \
     --distribution "$DISTRIBUTION" --soak-secs "$SOAK_SECS" --notes "$notes" || status=$?

@@ -40,7 +40,9 @@ pub struct ConfigError {
     pub reason: String,
 }
 
-fn physical_memory() -> u64 {
+/// The machine's memory in bytes (`MemTotal`; 8 GiB where it cannot be read): what cache and
+/// memstore sizes given as fractions are fractions of (HBase's are of the JVM heap).
+pub fn physical_memory() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {

@@ -44,7 +44,7 @@ pub use allocator::{AllocError, BucketAllocator, DEFAULT_SIZE_CLASSES};
 #[cfg(not(loom))]
 pub use bucket::{BucketCache, BucketCacheConfig, IoEngineKind};
 #[cfg(not(loom))]
-pub use combined::{BlockCacheConfig, CombinedBlockCache, ConfigError};
+pub use combined::{physical_memory, BlockCacheConfig, CombinedBlockCache, ConfigError};
 pub use key::{file_id, BlockCacheKey, BlockPriority};
 #[cfg(not(loom))]
 pub use lru::LruBlockCache;

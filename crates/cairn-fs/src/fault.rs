@@ -10,8 +10,9 @@
 //!   synced length (and zeroes the bytes a failed `hsync` lost), as a machine reset would;
 //!   with [`set_strict_dirs`](FaultFileSystem::set_strict_dirs) it also undoes creates and
 //!   renames whose directory was not synced since ([`FileSystem::sync_dir`]), as a local
-//!   filesystem may. Deletes are taken as durable at once (the trait gives no way to bring a
-//!   deleted file back honestly).
+//!   filesystem may: of files, and of directories (made by `mkdirs`, or as the parents a
+//!   `create` makes), which a crash removes with everything in them. Deletes are taken as
+//!   durable at once (the trait gives no way to bring a deleted file back honestly).
 //! - **injects faults** by rule ([`FaultRule`]: an operation kind, a fault, one in N, an
 //!   optional path filter and count) with a seeded random source, so a failing run replays:
 //!   ENOSPC, EDQUOT, EIO, short writes (fewer bytes accepted), partial writes (a prefix kept,
@@ -161,6 +162,15 @@ struct Tracked {
     renamed_from: Option<PathBuf>,
 }
 
+/// What the file system knows of one directory made or renamed through it.
+#[derive(Clone, Debug, Default)]
+struct TrackedDir {
+    /// Whether its name is durable (its parent synced since it was made or renamed here).
+    name_durable: bool,
+    /// The name it had before an unsynced rename, if that name was durable.
+    renamed_from: Option<PathBuf>,
+}
+
 /// What a [`crash`](FaultFileSystem::crash) did, for a test to report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CrashReport {
@@ -172,10 +182,14 @@ pub struct CrashReport {
     pub files_removed: usize,
     /// Renames undone because they were not durable (strict directories).
     pub renames_undone: usize,
+    /// Directories removed, with everything in them, because their creation was not durable
+    /// (strict directories).
+    pub dirs_removed: usize,
 }
 
 struct State {
     files: BTreeMap<PathBuf, Tracked>,
+    dirs: BTreeMap<PathBuf, TrackedDir>,
     rules: Vec<FaultRule>,
     rng: StdRng,
     /// Set: every operation fails with this error (`deactivate`).
@@ -226,6 +240,7 @@ impl FaultFileSystem {
             epoch: AtomicU64::new(0),
             state: Mutex::new(State {
                 files: BTreeMap::new(),
+                dirs: BTreeMap::new(),
                 rules: Vec::new(),
                 rng: StdRng::seed_from_u64(seed),
                 dead: None,
@@ -313,8 +328,12 @@ impl FaultFileSystem {
         let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
         let mut s = self.lock();
         let mut report = CrashReport::default();
-        let files = std::mem::take(&mut s.files);
         let strict = s.strict_dirs;
+        if strict {
+            self.undo_dirs(&mut s, &mut report)?;
+        }
+        s.dirs.clear();
+        let files = std::mem::take(&mut s.files);
         for (path, t) in &files {
             if strict && !t.name_durable {
                 match &t.renamed_from {
@@ -343,6 +362,63 @@ impl FaultFileSystem {
         drop(s);
         self.epoch.fetch_add(1, Ordering::SeqCst);
         Ok(report)
+    }
+
+    /// Undoes every directory whose name is not durable, the shallowest first (which takes
+    /// what is under it along): a renamed one goes back to its durable name, a new one goes
+    /// with everything in it. Files and directories tracked under it move or go too.
+    fn undo_dirs(&self, s: &mut State, report: &mut CrashReport) -> io::Result<()> {
+        while let Some((path, d)) = s
+            .dirs
+            .iter()
+            .filter(|(_, d)| !d.name_durable)
+            .min_by_key(|(p, _)| p.components().count())
+            .map(|(p, d)| (p.clone(), d.clone()))
+        {
+            s.dirs.remove(&path);
+            match d.renamed_from {
+                // Its old parent still there: back it goes.
+                Some(from) if from.parent().is_none_or(|p| self.inner.status(p).is_ok()) => {
+                    self.inner.rename(&path, &from)?;
+                    rekey(&mut s.files, &path, &from);
+                    rekey(&mut s.dirs, &path, &from);
+                    report.renames_undone += 1;
+                }
+                // Its old parent was deleted since (deletes are durable at once): the
+                // directory has no durable name left.
+                _ => {
+                    if self.inner.delete(&path)? {
+                        report.dirs_removed += 1;
+                    }
+                    s.files.retain(|p, _| !p.starts_with(&path));
+                    s.dirs.retain(|p, _| !p.starts_with(&path));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
+    fn missing_dirs(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            if d.as_os_str().is_empty() || self.inner.status(d).is_ok() {
+                break;
+            }
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        missing
+    }
+
+    /// Tracks directories just made: their names are not durable until their parents are
+    /// synced.
+    fn track_new_dirs(&self, dirs: Vec<PathBuf>) {
+        let mut s = self.lock();
+        for d in dirs {
+            s.dirs.insert(d, TrackedDir::default());
+        }
     }
 
     /// Truncates `path` to its synced length, zeroing lost ranges, through the inner file
@@ -591,6 +667,21 @@ impl FsOutput for FaultOutput {
     }
 }
 
+/// Moves the entries of `map` at or under `from` to the same place under `to`.
+fn rekey<V>(map: &mut BTreeMap<PathBuf, V>, from: &Path, to: &Path) {
+    let moved: Vec<PathBuf> = map
+        .keys()
+        .filter(|p| p.starts_with(from))
+        .cloned()
+        .collect();
+    for p in moved {
+        if let Some(v) = map.remove(&p) {
+            let rest = p.strip_prefix(from).expect("under from");
+            map.insert(to.join(rest), v);
+        }
+    }
+}
+
 /// Reads through the fault layer: `FaultOp::Read` rules fail them.
 struct FaultSource {
     fs: Arc<FaultFileSystem>,
@@ -638,7 +729,12 @@ impl FaultFileSystem {
     ) -> io::Result<Box<dyn FsOutput>> {
         let _gate = self.gate();
         self.check(FaultOp::Create, path).map_err(|(_, e)| e)?;
+        let parents = path
+            .parent()
+            .map(|p| self.missing_dirs(p))
+            .unwrap_or_default();
         let out = create(&*self.inner)?;
+        self.track_new_dirs(parents);
         self.track_new(path);
         Ok(self.wrap(path, out))
     }
@@ -669,6 +765,25 @@ impl FileSystem for FaultFileSystem {
         let _gate = self.gate();
         self.check(FaultOp::Rename, from).map_err(|(_, e)| e)?;
         self.inner.rename(from, to)?;
+        if self.inner.status(to).is_ok_and(|st| st.is_dir) {
+            // A directory: what is tracked under it moves with it, and its new name is not
+            // durable until its new parent is synced.
+            let mut s = self.lock();
+            rekey(&mut s.files, from, to);
+            rekey(&mut s.dirs, from, to);
+            let mut d = s.dirs.remove(to).unwrap_or(TrackedDir {
+                name_durable: true,
+                renamed_from: None,
+            });
+            d.renamed_from = if d.name_durable {
+                Some(from.to_path_buf())
+            } else {
+                d.renamed_from.take()
+            };
+            d.name_durable = false;
+            s.dirs.insert(to.to_path_buf(), d);
+            return Ok(());
+        }
         let mut s = self.lock();
         let mut t = s.files.remove(from).unwrap_or(Tracked {
             // Not written here: all of it was durable.
@@ -692,7 +807,9 @@ impl FileSystem for FaultFileSystem {
         let _gate = self.gate();
         self.check(FaultOp::Delete, path).map_err(|(_, e)| e)?;
         let deleted = self.inner.delete(path)?;
-        self.lock().files.retain(|p, _| !p.starts_with(path));
+        let mut s = self.lock();
+        s.files.retain(|p, _| !p.starts_with(path));
+        s.dirs.retain(|p, _| !p.starts_with(path));
         Ok(deleted)
     }
 
@@ -705,7 +822,10 @@ impl FileSystem for FaultFileSystem {
     fn mkdirs(&self, dir: &Path) -> io::Result<()> {
         let _gate = self.gate();
         self.check(FaultOp::Mkdirs, dir).map_err(|(_, e)| e)?;
-        self.inner.mkdirs(dir)
+        let missing = self.missing_dirs(dir);
+        self.inner.mkdirs(dir)?;
+        self.track_new_dirs(missing);
+        Ok(())
     }
 
     fn status(&self, path: &Path) -> io::Result<FileStatus> {
@@ -718,10 +838,17 @@ impl FileSystem for FaultFileSystem {
         let _gate = self.gate();
         self.check(FaultOp::SyncDir, dir).map_err(|(_, e)| e)?;
         self.inner.sync_dir(dir)?;
-        for (p, t) in self.lock().files.iter_mut() {
+        let mut s = self.lock();
+        for (p, t) in s.files.iter_mut() {
             if p.parent() == Some(dir) {
                 t.name_durable = true;
                 t.renamed_from = None;
+            }
+        }
+        for (p, d) in s.dirs.iter_mut() {
+            if p.parent() == Some(dir) {
+                d.name_durable = true;
+                d.renamed_from = None;
             }
         }
         Ok(())
@@ -952,5 +1079,39 @@ mod tests {
         fs.write_atomic(&d.join("atomic"), b"1").unwrap();
         fs.crash().unwrap();
         assert_eq!(on_disk(&d.join("atomic")), b"1");
+    }
+
+    #[test]
+    fn strict_directories_undo_directories_made_or_renamed_without_a_sync() {
+        let (dir, fs) = setup();
+        fs.set_strict_dirs(true);
+        let d = dir.path();
+        // A file synced, in its synced directory, in directories whose names never were.
+        fs.mkdirs(&d.join("a/b")).unwrap();
+        let mut out = fs.create(&d.join("a/b/c/f")).unwrap();
+        out.write_all(b"x").unwrap();
+        out.hsync().unwrap();
+        out.close().unwrap();
+        fs.sync_dir(&d.join("a/b/c")).unwrap();
+        fs.sync_dir(&d.join("a/b")).unwrap();
+        // A durable directory renamed, its rename not synced (in a directory of its own:
+        // syncing `d` would make `a` durable too).
+        std::fs::create_dir(d.join("kept")).unwrap();
+        fs.mkdirs_durable(&d.join("kept/sub")).unwrap();
+        fs.write_atomic(&d.join("kept/sub/g"), b"g").unwrap();
+        fs.rename(&d.join("kept/sub"), &d.join("kept/moved"))
+            .unwrap();
+        assert!(d.join("kept/moved/g").exists());
+        let report = fs.crash().unwrap();
+        assert!(!d.join("a").exists(), "a's name was never synced");
+        assert_eq!(report.dirs_removed, 1, "{report:?}");
+        assert_eq!(report.renames_undone, 1, "{report:?}");
+        assert_eq!(on_disk(&d.join("kept/sub/g")), b"g");
+        assert!(!d.join("kept/moved").exists());
+        // mkdirs_durable syncs every new name's parent: all of it survives.
+        fs.mkdirs_durable(&d.join("p/q/r")).unwrap();
+        fs.write_atomic(&d.join("p/q/r/h"), b"h").unwrap();
+        fs.crash().unwrap();
+        assert_eq!(on_disk(&d.join("p/q/r/h")), b"h");
     }
 }

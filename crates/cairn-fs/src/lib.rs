@@ -199,6 +199,42 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Creates `dir` and its parents, as [`mkdirs`](Self::mkdirs), and makes their names
+    /// durable: the parent of each directory it made is synced, and `dir`'s own parent in
+    /// any case (a directory an earlier call made may have missed its sync). A local
+    /// filesystem may forget, in a crash, a directory whose parent was never synced, and
+    /// everything in it with it.
+    fn mkdirs_durable(&self, dir: &Path) -> io::Result<()> {
+        let mut made = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            if d.as_os_str().is_empty() {
+                break;
+            }
+            match self.status(d) {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => made.push(d),
+                Err(e) => return Err(e),
+            }
+            at = d.parent();
+        }
+        if !made.is_empty() {
+            self.mkdirs(dir)?;
+        }
+        // Outermost first: a name is synced only once its parent's is.
+        for d in made.iter().rev() {
+            if let Some(parent) = d.parent() {
+                self.sync_dir(parent)?;
+            }
+        }
+        if made.is_empty() {
+            if let Some(parent) = dir.parent() {
+                self.sync_dir(parent)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Bytes an unprivileged writer may still add under `path` (local: `statvfs`'s available
     /// blocks), or `None` where the filesystem cannot say (HDFS quotas are not read). Used to
     /// size preallocations to the room there is and to say at start-up how much is missing.

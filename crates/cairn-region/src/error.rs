@@ -44,16 +44,20 @@ pub enum RegionError {
         family: String,
     },
     /// HBase's `RegionTooBusyException`: the region's memstores are over flush size ×
-    /// `hbase.hregion.memstore.block.multiplier`; clients back off and retry once a flush catches
-    /// up.
-    #[error("region {region} is too busy: memstore {size} bytes over the blocking limit {limit}")]
+    /// `hbase.hregion.memstore.block.multiplier`, or (`global`) every memstore of the server
+    /// together stayed at `hbase.regionserver.global.memstore.size` for the whole blocking
+    /// wait; clients back off and retry once a flush catches up.
+    #[error("region {region} is too busy: {}", busy_reason(*size, *limit, *global))]
     RegionTooBusy {
         /// The region name (`<table>,<start>,<id>.<encoded>.`).
         region: String,
-        /// Bytes in the region's memstores, flush snapshots included, when the write was refused.
+        /// Bytes in the region's memstores (or, `global`, the server's), flush snapshots
+        /// included, when the write was refused.
         size: u64,
         /// The blocking limit in bytes.
         limit: u64,
+        /// The server-wide limit refused it, not the region's own.
+        global: bool,
     },
     /// A cell that cannot be built or parsed (row, family or qualifier too long; malformed key).
     #[error("bad cell: {0}")]
@@ -122,6 +126,17 @@ pub enum RegionError {
     },
 }
 
+fn busy_reason(size: u64, limit: u64, global: bool) -> String {
+    if global {
+        format!(
+            "the server's memstores hold {size} bytes, at or over the global limit {limit} \
+             (hbase.regionserver.global.memstore.size), and flushes freed no room in time"
+        )
+    } else {
+        format!("memstore {size} bytes over the blocking limit {limit}")
+    }
+}
+
 /// Bytes as MiB with one decimal, the unit free-space messages use.
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
@@ -159,16 +174,24 @@ mod tests {
             e.to_string(),
             "table ns:t: column family \"cf\" does not exist"
         );
-        let e = RegionError::RegionTooBusy {
-            region: "t,,1.abc.".into(),
-            size: 600,
-            limit: 512,
-        };
-        let m = e.to_string();
-        assert!(
-            m.contains("t,,1.abc.") && m.contains("600") && m.contains("512"),
-            "{m}"
-        );
+        for global in [false, true] {
+            let e = RegionError::RegionTooBusy {
+                region: "t,,1.abc.".into(),
+                size: 600,
+                limit: 512,
+                global,
+            };
+            let m = e.to_string();
+            assert!(
+                m.contains("t,,1.abc.") && m.contains("600") && m.contains("512"),
+                "{m}"
+            );
+            assert_eq!(
+                m.contains("hbase.regionserver.global.memstore.size"),
+                global,
+                "{m}"
+            );
+        }
         // Rows are arbitrary bytes: printed as HBase's `Bytes.toStringBinary` does.
         let e = RegionError::WrongRegion {
             region: "t,b,1.abc.".into(),

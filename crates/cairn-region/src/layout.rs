@@ -373,7 +373,9 @@ pub fn write_table_descriptor(
     d: &TableDescriptor,
 ) -> Result<()> {
     let dir = table_dir.join(TABLE_DESC_DIR);
-    fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
+    // Durable names all the way down: a crash must not take the table's directory back.
+    fs.mkdirs_durable(&dir)
+        .map_err(|e| RegionError::io(&dir, e))?;
     let bytes = encode_table_descriptor(d);
     let path = dir.join(format!(".tableinfo.{:010}.{}", 1, bytes.len()));
     write_atomically(fs, &path, &bytes)
@@ -433,9 +435,9 @@ pub fn decode_region_info_bytes(bytes: &[u8], path: &Path) -> Result<RegionInfo>
     RegionInfo::from_pb(m, path)
 }
 
-/// Creates `region_dir` and writes its `.regioninfo` atomically.
+/// Creates `region_dir` (its name durable) and writes its `.regioninfo` atomically.
 pub fn write_region_info(fs: &dyn FileSystem, region_dir: &Path, info: &RegionInfo) -> Result<()> {
-    fs.mkdirs(region_dir)
+    fs.mkdirs_durable(region_dir)
         .map_err(|e| RegionError::io(region_dir, e))?;
     write_atomically(fs, &region_dir.join(REGION_INFO_FILE), &info.encode())
 }

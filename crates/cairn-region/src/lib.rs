@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod accounting;
 pub mod cell_scanner;
 pub mod compaction;
 pub mod descriptor;

@@ -149,7 +149,10 @@ impl Store {
         let name = String::from_utf8_lossy(&family.name).into_owned();
         let dir = region_dir.join(&name);
         let tmp_dir = region_dir.join(TMP_DIR).join(&name);
-        fs.mkdirs(&dir).map_err(|e| RegionError::io(&dir, e))?;
+        // The family directory's name is durable before a flush puts files in it: losing it
+        // in a crash would lose them with it.
+        fs.mkdirs_durable(&dir)
+            .map_err(|e| RegionError::io(&dir, e))?;
         let mut files = Vec::new();
         let entries: Vec<_> = fs
             .list(&dir)
@@ -433,7 +436,17 @@ impl Store {
         self.fs
             .rename(tmp, &path)
             .map_err(|e| RegionError::io(&path, e))?;
-        let _ = self.fs.sync_dir(&self.dir);
+        // The file's name must be durable before anyone relies on it: a flush lets the WAL
+        // drop the edits it holds, a compaction deletes its inputs. Without the directory
+        // sync a crash could take the name back and leave neither. The flush or compaction
+        // fails and is retried; the file is taken out again, and named by later outputs in
+        // case the delete is what the crash loses.
+        if let Err(e) = self.fs.sync_dir(&self.dir) {
+            let _ = self.fs.delete(&path);
+            let _ = self.fs.sync_dir(&self.dir);
+            self.unretired.lock().push(name.to_string());
+            return Err(RegionError::io(&self.dir, e));
+        }
         Ok((path, summary.file_len))
     }
 

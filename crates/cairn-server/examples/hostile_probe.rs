@@ -229,7 +229,9 @@ fn main() {
     };
     line(
         "SplitRegion at a row of 33,000 bytes",
-        answer(settled(|| m.call::<pb::SplitTableRegionResponse>("SplitRegion", &split))),
+        answer(settled(|| {
+            m.call::<pb::SplitTableRegionResponse>("SplitRegion", &split)
+        })),
         String::new(),
     );
     // Bulk loads aimed outside. The victim table gets a flushed store file first.

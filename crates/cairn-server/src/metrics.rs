@@ -343,6 +343,10 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
             server.add(*metric, kind_of(metric), l(*v));
         }
     }
+    // The server-wide memstore bound: its count, marks and the writes it held back.
+    for (metric, v) in rs.memstore_accounting().metric_values() {
+        server.add(metric, kind_of(metric), l(v));
+    }
     out.push(server);
     out.push(regions);
 
@@ -545,6 +549,28 @@ mod tests {
         assert_eq!(m.calls(Method::GetRow), 2);
         assert_eq!(m.errors(Method::GetRow), 1);
         assert_eq!(m.calls(Method::Get), 0);
+    }
+
+    #[test]
+    fn the_server_source_shows_the_global_memstore_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = cairn_region::ServerConfig::new(dir.path());
+        c.background = false;
+        c.global_memstore.size = Some(8388608.0);
+        let rs = RegionServer::open(c).unwrap();
+        let sources = gather(&ThriftMetrics::default(), &rs);
+        let server = sources.iter().find(|s| s.name == "server").unwrap();
+        let get = |n: &str| {
+            server
+                .samples
+                .iter()
+                .find(|s| s.name == n)
+                .map(|s| (s.value, s.kind))
+        };
+        assert_eq!(get("globalMemStoreLimit"), Some((8388608.0, Kind::Gauge)));
+        assert_eq!(get("globalMemStoreSize"), Some((0.0, Kind::Gauge)));
+        assert_eq!(get("updatesBlockedCount"), Some((0.0, Kind::Counter)));
+        assert_eq!(get("updatesBlockedTime"), Some((0.0, Kind::Counter)));
     }
 
     #[test]

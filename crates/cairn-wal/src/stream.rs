@@ -96,7 +96,8 @@ impl StreamWal {
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(StreamWal, ReplayReport), WalError> {
-        fs.mkdirs(dir).map_err(io_err("create directory", dir))?;
+        fs.mkdirs_durable(dir)
+            .map_err(io_err("create directory", dir))?;
         let mut ids = Vec::new();
         for entry in fs.list(dir).map_err(io_err("list", dir))? {
             let Some(name) = entry.path.file_name().and_then(|n| n.to_str()) else {
@@ -341,6 +342,11 @@ fn create_segment(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<Box<dyn Fs
         .write_all(&segment::encode_header(id))
         .map_err(io_err("write header of", &path))?;
     stream.hsync().map_err(io_err("hsync", &path))?;
+    // The segment's name is durable before an edit in it is acknowledged: on a filesystem
+    // whose directory entries need a sync of their own (HDFS's do not: a no-op there), a
+    // crash could otherwise lose a whole segment of synced edits.
+    fs.sync_dir(dir)
+        .map_err(io_err("sync the directory of", &path))?;
     Ok(stream)
 }
 

@@ -39,6 +39,12 @@ const SERVER: &[&str] = &[
     "hbase.hregion.max.filesize.jitter",
     "hbase.increasing.policy.initial.size",
     "hbase.hregion.split.overallfiles",
+    "hbase.regionserver.global.memstore.size",
+    "hbase.regionserver.global.memstore.upperLimit",
+    "hbase.regionserver.global.memstore.size.lower.limit",
+    "hbase.regionserver.global.memstore.lowerLimit",
+    "cairn.regionserver.global.memstore.block.wait",
+    "cairn.wal.discard.missing.regions",
 ];
 
 /// Names `BlockCacheConfig::from_properties` reads.

@@ -15,7 +15,7 @@ impl Region {
                 continue;
             }
             let grown = store.add(Arc::new(c.clone().with_sequence_id(edit.sequence_id)));
-            crate::memstore::add_signed(&self.memstore_bytes, grown);
+            self.memstore_bytes.add_unchecked(grown);
             applied += 1;
         }
         self.mvcc.advance_to(edit.sequence_id);

@@ -14,7 +14,7 @@ pub use check_and_mutate::column_condition_holds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cairn_blockcache::CombinedBlockCache;
@@ -24,6 +24,7 @@ use cairn_hfile::{BlockReadOptions, KeyValue};
 use cairn_wal::{Durability, Wal, WalEdit};
 use parking_lot::{Mutex, RwLock};
 
+use crate::accounting::{RegionMemStoreSize, RegionServerAccounting};
 use crate::compaction::{self, Candidate, CompactionConfig};
 use crate::descriptor::TableDescriptor;
 use crate::error::{RegionError, Result};
@@ -56,6 +57,9 @@ pub struct RegionConfig {
     /// have left in the page cache is mostly a second copy of what the block cache holds, and
     /// copying into fresh page-cache pages costs the flusher more CPU than the rest of a flush.
     pub direct_io: bool,
+    /// The server-wide memstore count every region of a server shares (HBase's
+    /// `RegionServerAccounting`); a region outside a server gets its own, unbounded.
+    pub accounting: Arc<RegionServerAccounting>,
 }
 
 impl Default for RegionConfig {
@@ -66,6 +70,7 @@ impl Default for RegionConfig {
             throttle: Throttle::default(),
             fs: Arc::new(LocalFileSystem),
             direct_io: true,
+            accounting: RegionServerAccounting::unbounded(),
         }
     }
 }
@@ -101,7 +106,9 @@ pub struct Region {
     /// Paces background retries of a failing flush, and of a failing compaction.
     pub(crate) flush_retry: Mutex<crate::server::Retry>,
     pub(crate) compaction_retry: Mutex<crate::server::Retry>,
-    memstore_bytes: AtomicU64,
+    /// Bytes in the memstores, flush snapshots included (kept as one counter: every write
+    /// reads it), in step with the server's count.
+    memstore_bytes: RegionMemStoreSize,
     /// Writers hold it shared from sequence id to memstore insert; a flush takes it
     /// exclusively for the instant of the snapshot, so no flushed sequence id has an edit
     /// still on its way into the memstore.
@@ -182,7 +189,7 @@ impl Region {
             flush_queued: AtomicBool::new(false),
             flush_retry: Mutex::default(),
             compaction_retry: Mutex::default(),
-            memstore_bytes: AtomicU64::new(0),
+            memstore_bytes: RegionMemStoreSize::new(config.accounting.clone()),
             updates: RwLock::new(()),
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| RwLock::new(())).collect(),
             flush_lock: Mutex::new(()),
@@ -236,6 +243,19 @@ impl Region {
             .iter()
             .map(|c| &self.stores[c.key().family()])
             .collect()
+    }
+
+    /// Whether a flush of this region is running now.
+    pub fn is_flushing(&self) -> bool {
+        self.flush_lock.is_locked()
+    }
+
+    /// Whether a store has `hbase.hstore.blockingStoreFiles` files or more: a flush under
+    /// memory pressure prefers other regions (HBase's `isTooManyStoreFiles`).
+    pub fn has_too_many_store_files(&self) -> bool {
+        self.stores
+            .values()
+            .any(|s| s.file_count() >= self.config.compaction.blocking_files)
     }
 
     /// Whether the memstores have passed the table's flush size (`MEMSTORE_FLUSHSIZE`).

@@ -39,8 +39,16 @@ impl Region {
                 region: self.info.region_name(),
                 size,
                 limit,
+                global: false,
             });
         }
+        // Room in the server's memstores before a sequence id is taken: a write waiting for
+        // flushes must not hold back what other writers' reads may see.
+        let estimate = cells.iter().map(crate::memstore::cell_heap_size).sum();
+        let reservation = self
+            .memstore_bytes
+            .server()
+            .reserve(estimate, || self.info.region_name())?;
         let durability = durability.unwrap_or(self.descriptor.durability);
         let _updates = self.updates.read();
         // A split or merge closes the region and then waits for this lock: a writer that got
@@ -78,7 +86,7 @@ impl Region {
         for (c, store) in edit.cells.drain(..).zip(stores) {
             grown += store.add(Arc::new(c));
         }
-        crate::memstore::add_signed(&self.memstore_bytes, grown);
+        self.memstore_bytes.add_reserved(grown, reservation);
         self.mvcc.complete_and_wait(seq);
         self.metrics.write_request_count.add(1);
         Ok(seq)

@@ -7,6 +7,8 @@ use super::*;
 pub(super) enum Work {
     Flush(Arc<Region>),
     Compact(Arc<Region>, bool),
+    /// The server's memstores passed the lower mark (HBase's `WAKEUPFLUSH_INSTANCE`).
+    GlobalPressure,
     Stop,
 }
 
@@ -35,24 +37,15 @@ pub(super) fn spawn_worker(
             match work {
                 Work::Stop => return,
                 Work::Flush(r) => {
-                    let now = Instant::now();
                     // Cleared whatever happens next: a request that finds nothing to flush
                     // (an earlier one took it all) must not leave the flag set, or no write
                     // or tick would ever queue the region's flush again.
                     r.flush_queued.store(false, Ordering::Release);
-                    if r.is_closed() || !r.flush_retry.lock().due(now) {
-                        // Asked again by the tick once the retry is due.
-                    } else if r.memstore_size() > 0 {
-                        let what = || format!("flush of {}", r.info.region_name());
-                        match r.flush() {
-                            Ok(_) => {
-                                r.flush_retry.lock().succeeded(&what());
-                                if let Some(s) = server.upgrade() {
-                                    s.after_maintenance(&r);
-                                }
-                            }
-                            Err(e) => r.flush_retry.lock().failed(&what(), &e.to_string(), now),
-                        }
+                    background_flush(&r, server.upgrade().as_deref());
+                }
+                Work::GlobalPressure => {
+                    if let Some(s) = server.upgrade() {
+                        s.flush_for_global_pressure();
                     }
                 }
                 Work::Compact(r, major) => {
@@ -79,6 +72,30 @@ pub(super) fn spawn_worker(
         .expect("spawn background thread")
 }
 
+/// Flushes `r` on a background thread unless it is closed, empty or its retry is not due
+/// yet (the tick asks again once it is); a failure is recorded for the backoff. Whether a
+/// flush ran and succeeded.
+pub(super) fn background_flush(r: &Arc<Region>, server: Option<&RegionServer>) -> bool {
+    let now = Instant::now();
+    if r.is_closed() || !r.flush_retry.lock().due(now) || r.memstore_size() == 0 {
+        return false;
+    }
+    let what = || format!("flush of {}", r.info.region_name());
+    match r.flush() {
+        Ok(_) => {
+            r.flush_retry.lock().succeeded(&what());
+            if let Some(s) = server {
+                s.after_maintenance(r);
+            }
+            true
+        }
+        Err(e) => {
+            r.flush_retry.lock().failed(&what(), &e.to_string(), now);
+            false
+        }
+    }
+}
+
 impl RegionServer {
     /// After a flush or compaction of `r`: parents no child refers to any more are
     /// archived, and `r` splits if its policy says it has grown enough.
@@ -97,6 +114,9 @@ impl RegionServer {
 
     pub(super) fn background_tick(&self) {
         self.recover_when_due();
+        if self.memstore_accounting().is_above_low_water_mark() {
+            self.flush_for_global_pressure();
+        }
         let now = Instant::now();
         let tables: Vec<_> = self.tables.load().values().cloned().collect();
         // `hbase.regionserver.maxlogs`: too many WAL segments means some region holds old

@@ -96,7 +96,7 @@ impl RegionServer {
         let dir = namespace_dir(&self.config.root, name)?;
         self.config
             .fs()
-            .mkdirs(&dir)
+            .mkdirs_durable(&dir)
             .map_err(|e| RegionError::io(&dir, e))
     }
 

@@ -2,6 +2,7 @@
 //! background work, settable by HBase's property names.
 
 use super::*;
+use crate::accounting::GlobalMemStoreLimits;
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -39,6 +40,107 @@ pub struct ServerConfig {
     /// take files from, besides the staging directory `PrepareBulkLoad` handed out. Empty by
     /// default: clients stage their files, or the operator lists where loads come from.
     pub bulk_load_source_dirs: Vec<PathBuf>,
+    /// The server-wide memstore bound (`hbase.regionserver.global.memstore.size`, ...).
+    pub global_memstore: GlobalMemStoreConfig,
+    /// `cairn.wal.discard.missing.regions` (false): replay drops the WAL edits of regions it
+    /// cannot find (HBase's splitter does) instead of keeping their segments.
+    pub discard_missing_region_edits: bool,
+}
+
+/// HBase's default `hbase.regionserver.global.memstore.size`: 0.4 (of the heap in HBase, of
+/// the machine's memory in cairn).
+pub const DEFAULT_GLOBAL_MEMSTORE_SIZE: f64 = 0.4;
+/// HBase's default `hbase.regionserver.global.memstore.size.lower.limit`: the lower mark is
+/// 95% of the upper.
+pub const DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT: f64 = 0.95;
+/// Default `cairn.regionserver.global.memstore.block.wait`: 10 s, well inside HBase's client
+/// RPC timeout (60 s), so the client sees the retryable `RegionTooBusyException` rather than
+/// a timeout.
+pub const DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The server-wide memstore bound as configured, resolved against the machine's memory when
+/// the server opens ([`limits`](Self::limits)). Values are kept as given: HBase's current
+/// names win over its deprecated ones whatever order they were set in.
+#[derive(Clone, Debug)]
+pub struct GlobalMemStoreConfig {
+    /// `hbase.regionserver.global.memstore.size`: a fraction of memory in (0, 0.8], or
+    /// bytes when above 1.
+    pub size: Option<f64>,
+    /// `hbase.regionserver.global.memstore.upperLimit`, HBase's deprecated name of `size`.
+    pub upper_limit: Option<f64>,
+    /// `hbase.regionserver.global.memstore.size.lower.limit`: the lower mark as a fraction
+    /// of the upper.
+    pub lower_limit: Option<f64>,
+    /// `hbase.regionserver.global.memstore.lowerLimit`, deprecated: the lower mark as a
+    /// fraction of memory.
+    pub old_lower_limit: Option<f64>,
+    /// `cairn.regionserver.global.memstore.block.wait` (ms): how long a write waits at the
+    /// upper mark before `RegionTooBusy`.
+    pub blocking_wait: Duration,
+}
+
+impl Default for GlobalMemStoreConfig {
+    fn default() -> Self {
+        GlobalMemStoreConfig {
+            size: None,
+            upper_limit: None,
+            lower_limit: None,
+            old_lower_limit: None,
+            blocking_wait: DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
+        }
+    }
+}
+
+impl GlobalMemStoreConfig {
+    /// The marks in bytes on a machine with `memory` bytes, as HBase's `MemorySizeUtil`
+    /// reads them: a fraction outside (0, 0.8] falls back to 0.4 with a warning, a lower
+    /// limit above 1 is taken as 1; cairn also takes a size above 1 as bytes.
+    pub fn limits(&self, memory: u64) -> GlobalMemStoreLimits {
+        const KEY: &str = "hbase.regionserver.global.memstore.size";
+        let of_memory = |f: f64| (f * memory as f64) as u64;
+        let given = self.size.or(self.upper_limit);
+        let (upper, upper_fraction) = match given {
+            Some(v) if v > 1.0 => (v as u64, None),
+            Some(v) if v > 0.0 && v <= 0.8 => (of_memory(v), Some(v)),
+            other => {
+                if let Some(v) = other {
+                    tracing::warn!(
+                        "{KEY} = {v} is outside (0, 0.8] (a fraction of memory) and not a size \
+                         in bytes above 1; using HBase's default of {DEFAULT_GLOBAL_MEMSTORE_SIZE}"
+                    );
+                }
+                let f = DEFAULT_GLOBAL_MEMSTORE_SIZE;
+                (of_memory(f), Some(f))
+            }
+        };
+        let lower_fraction = match (self.lower_limit, self.old_lower_limit) {
+            (Some(f), _) if f > 1.0 => {
+                tracing::error!(
+                    "hbase.regionserver.global.memstore.size.lower.limit = {f} is above 1.0; \
+                     using 1.0"
+                );
+                1.0
+            }
+            (Some(f), _) => f,
+            // The deprecated name is a fraction of memory: as HBase, it becomes a fraction of
+            // the upper mark, and no more than all of it.
+            (None, Some(old)) => match upper_fraction {
+                Some(up) => old.min(up) / up,
+                None => (of_memory(old).min(upper) as f64 / upper.max(1) as f64).min(1.0),
+            },
+            (None, None) => DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT,
+        };
+        GlobalMemStoreLimits {
+            upper,
+            lower: (upper as f64 * lower_fraction) as u64,
+            blocking_wait: self.blocking_wait,
+        }
+    }
+}
+
+/// A finite number, or `None`.
+fn finite(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().filter(|f| f.is_finite())
 }
 
 /// The WAL roll size HBase derives from its block size and roll multiplier; `None` for a
@@ -100,6 +202,9 @@ impl ServerConfig {
                 self.wal.roll_size = roll_size(self.wal_block_size, m).ok_or_else(bad)?;
                 self.wal_roll_multiplier = m;
             }
+            "cairn.wal.discard.missing.regions" => {
+                self.discard_missing_region_edits = v.parse().map_err(|_| bad())?
+            }
             "cairn.wal.recycled_segments" => {
                 self.wal.recycled_segments = v.parse().map_err(|_| bad())?
             }
@@ -111,6 +216,24 @@ impl ServerConfig {
                 self.region.throttle.bytes_per_second = (n > 0).then_some(n);
             }
             "hbase.regionserver.thread.compaction.throttle" | "hbase.hstore.blockingWaitTime" => {}
+            "hbase.regionserver.global.memstore.size" => {
+                self.global_memstore.size = Some(finite(v).ok_or_else(bad)?)
+            }
+            "hbase.regionserver.global.memstore.upperLimit" => {
+                self.global_memstore.upper_limit = Some(finite(v).ok_or_else(bad)?)
+            }
+            "hbase.regionserver.global.memstore.size.lower.limit" => {
+                let f = finite(v).filter(|f| *f >= 0.0).ok_or_else(bad)?;
+                self.global_memstore.lower_limit = Some(f)
+            }
+            "hbase.regionserver.global.memstore.lowerLimit" => {
+                let f = finite(v).filter(|f| *f >= 0.0).ok_or_else(bad)?;
+                self.global_memstore.old_lower_limit = Some(f)
+            }
+            "cairn.regionserver.global.memstore.block.wait" => {
+                let ms: u64 = v.parse().map_err(|_| bad())?;
+                self.global_memstore.blocking_wait = Duration::from_millis(ms)
+            }
             k if self.split.set(k, v).map_err(RegionError::InvalidArgument)? => {}
             k if k.starts_with("hbase.hstore.compaction.")
                 || k == "hbase.hstore.compactionThreshold"
@@ -142,6 +265,8 @@ impl ServerConfig {
             wal_roll_multiplier: 0.5,
             split: SplitConfig::default(),
             bulk_load_source_dirs: Vec::new(),
+            global_memstore: GlobalMemStoreConfig::default(),
+            discard_missing_region_edits: false,
         }
     }
 }
@@ -221,6 +346,73 @@ mod tests {
         assert!(
             e.contains("hbase.regionserver.maxlogs") && e.contains("many"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn the_global_memstore_bound_reads_hbases_names_and_falls_back_as_hbase_does() {
+        const GIB: u64 = 1 << 30;
+        let limits = |props: &[(&str, &str)]| {
+            let mut c = ServerConfig::new("/r");
+            for (k, v) in props {
+                c.set_property(k, v).unwrap();
+            }
+            let l = c.global_memstore.limits(10 * GIB);
+            (l.upper, l.lower)
+        };
+        let gib = |f: f64| (f * GIB as f64) as u64;
+        // HBase's defaults: 0.4 of memory, lower mark at 95% of it.
+        assert_eq!(limits(&[]), (4 * GIB, (4.0 * 0.95 * GIB as f64) as u64));
+        assert_eq!(
+            limits(&[
+                ("hbase.regionserver.global.memstore.size", "0.25"),
+                ("hbase.regionserver.global.memstore.size.lower.limit", "0.5"),
+            ]),
+            (gib(2.5), gib(1.25))
+        );
+        // Above 1: bytes (cairn); out of HBase's (0, 0.8]: the default.
+        assert_eq!(
+            limits(&[("hbase.regionserver.global.memstore.size", "1048576")]).0,
+            1 << 20
+        );
+        for bad in ["0.9", "1", "0", "-0.5"] {
+            let got = limits(&[("hbase.regionserver.global.memstore.size", bad)]).0;
+            assert_eq!(got, 4 * GIB, "{bad}");
+        }
+        // The deprecated names: upperLimit unless the new name is set; lowerLimit as a
+        // fraction of memory, turned into a fraction of the upper mark.
+        assert_eq!(
+            limits(&[
+                ("hbase.regionserver.global.memstore.size", "0.2"),
+                ("hbase.regionserver.global.memstore.upperLimit", "0.5"),
+            ])
+            .0,
+            2 * GIB
+        );
+        assert_eq!(
+            limits(&[
+                ("hbase.regionserver.global.memstore.upperLimit", "0.5"),
+                ("hbase.regionserver.global.memstore.lowerLimit", "0.3"),
+            ]),
+            (5 * GIB, 3 * GIB)
+        );
+        // A lower limit above 1 is 1, as in HBase.
+        let (up, low) = limits(&[("hbase.regionserver.global.memstore.size.lower.limit", "3")]);
+        assert_eq!(up, low);
+        let mut c = ServerConfig::new("/r");
+        for (k, v) in [
+            ("hbase.regionserver.global.memstore.size", "lots"),
+            ("hbase.regionserver.global.memstore.size.lower.limit", "-1"),
+            ("cairn.regionserver.global.memstore.block.wait", "1.5"),
+        ] {
+            let e = c.set_property(k, v).unwrap_err().to_string();
+            assert!(e.contains(k), "{e}");
+        }
+        c.set_property("cairn.regionserver.global.memstore.block.wait", "250")
+            .unwrap();
+        assert_eq!(
+            c.global_memstore.limits(GIB).blocking_wait,
+            Duration::from_millis(250)
         );
     }
 

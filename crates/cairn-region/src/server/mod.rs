@@ -6,8 +6,10 @@ mod background;
 mod bulk_load;
 mod cluster;
 mod config;
+mod global_flush;
 mod health;
 mod open;
+mod retired;
 mod split;
 mod split_policy;
 mod table;
@@ -16,9 +18,13 @@ mod transition;
 use background::{spawn_worker, Work};
 pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
-pub use config::ServerConfig;
+pub use config::{
+    GlobalMemStoreConfig, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
+    DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE,
+};
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
+pub use retired::{MissingRegion, RETIRED_REGIONS_FILE};
 pub use split::TransitionStep;
 pub use split_policy::{split_point, SplitConfig, SplitPolicyKind, DEFAULT_MAX_FILE_SIZE};
 pub use table::{Table, TableScanner};
@@ -112,6 +118,12 @@ impl RegionServer {
     /// region's `splittable` to HBase's master-side checks.
     pub fn split_config(&self) -> &SplitConfig {
         &self.config.split
+    }
+
+    /// The count of every region's memstore bytes and the server-wide bound on it
+    /// (`hbase.regionserver.global.memstore.size`), with its metrics.
+    pub fn memstore_accounting(&self) -> &Arc<crate::accounting::RegionServerAccounting> {
+        &self.config.region.accounting
     }
 
     /// The WAL every region of the server writes to.
@@ -259,6 +271,14 @@ impl RegionServer {
                 "table {name} must be disabled before it is deleted"
             )));
         }
+        // Durably, before anything goes: a replay that meets these regions' edits in a WAL
+        // segment other regions still hold skips them rather than keeping them as lost.
+        let names: Vec<String> = t
+            .regions
+            .iter()
+            .map(|r| r.info.encoded_name.clone())
+            .collect();
+        self.retire_regions(&names)?;
         for r in &t.regions {
             r.close(false)?;
             for s in r.stores() {

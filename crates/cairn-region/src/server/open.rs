@@ -22,6 +22,11 @@ pub struct RecoveryReport {
     /// Edits for regions that no longer exist (dropped tables, split or merged parents, all
     /// of whose edits were flushed before the change).
     pub edits_skipped: u64,
+    /// Edits for regions replay could not find and that were not retired: kept in their
+    /// segments, which stay on disk (see [`missing_regions`](Self::missing_regions)).
+    pub edits_kept: u64,
+    /// The regions those edits belong to, with the segments holding them (also logged).
+    pub missing_regions: Vec<MissingRegion>,
     /// Splits and merges a crash interrupted after their point of no return, finished.
     pub transitions_finished: usize,
     /// Splits and merges a crash interrupted before it, undone.
@@ -52,14 +57,20 @@ pub(super) fn read_dirs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>>
 impl RegionServer {
     /// Opens (creating) the root directory: loads every table and region, replays the WAL
     /// into them, and flushes what was replayed so the old WAL segments can go.
-    pub fn open(config: ServerConfig) -> Result<Arc<RegionServer>> {
+    pub fn open(mut config: ServerConfig) -> Result<Arc<RegionServer>> {
+        // One count for every region this server opens, replay included.
+        let limits = config
+            .global_memstore
+            .limits(cairn_blockcache::physical_memory());
+        config.region.accounting = crate::accounting::RegionServerAccounting::new(limits);
         let root = config.root.clone();
         let fs = config.region.fs.clone();
         let (wal_fs, wal_dir) = config.wal_location();
         health::check_free_space(&*fs, &root)?;
         health::check_free_space(&*wal_fs, &wal_dir)?;
         let data = layout::data_dir(&root);
-        fs.mkdirs(&data).map_err(|e| RegionError::io(&data, e))?;
+        fs.mkdirs_durable(&data)
+            .map_err(|e| RegionError::io(&data, e))?;
         let cache = match &config.block_cache {
             Some(c) => Some(Arc::new(
                 CombinedBlockCache::new(c.clone()).map_err(|e| RegionError::io(&root, e))?,
@@ -70,6 +81,16 @@ impl RegionServer {
         let mut report = RecoveryReport::default();
         let mut tables = BTreeMap::new();
         let mut pending = Vec::new();
+        // Regions whose WAL edits are obsolete: retired with their table, or split and merge
+        // parents (offline, or in the archive), all flushed before they went.
+        let mut unopened = retired::Unopened {
+            gone: retired::read_record(&*fs, &root)?,
+            discard: config.discard_missing_region_edits,
+            missing: BTreeMap::new(),
+        };
+        unopened
+            .gone
+            .extend(retired::archived_regions(&*fs, &root)?);
         for ns in read_dirs(&*fs, &data)? {
             for tdir in read_dirs(&*fs, &ns)? {
                 let Some(desc) = layout::read_table_descriptor(&*fs, &tdir)? else {
@@ -88,8 +109,10 @@ impl RegionServer {
                         continue;
                     }
                     // Split and merge parents stay until archived, but never open.
-                    if layout::read_region_info(&*fs, &rdir)?.offline {
+                    let info = layout::read_region_info(&*fs, &rdir)?;
+                    if info.offline {
                         has_parents = true;
+                        unopened.gone.insert(info.encoded_name);
                     } else {
                         regions.push(rdir);
                     }
@@ -134,7 +157,12 @@ impl RegionServer {
                     report.cells_replayed += r.replay(&edit, flushed);
                     report.edits_replayed += 1;
                 }
-                None => report.edits_skipped += 1,
+                None if unopened.obsolete(&edit.region) => report.edits_skipped += 1,
+                None => {
+                    // Kept: its segment must not be retired.
+                    report.edits_kept += 1;
+                    return Ok(());
+                }
             }
             let e = seen.entry(edit.region.clone()).or_default();
             *e = (*e).max(edit.sequence_id);
@@ -175,6 +203,8 @@ impl RegionServer {
         for (name, seq) in &seen {
             wal.mark_flushed(name, *seq)?;
         }
+        report.missing_regions = unopened.report(&wal);
+        retired::prune_record(&*fs, &root, &wal)?;
         let mut server = RegionServer {
             config,
             wal,
@@ -195,6 +225,14 @@ impl RegionServer {
         if server.config.background {
             let (ftx, frx) = crossbeam_channel::unbounded();
             let (ctx, crx) = crossbeam_channel::unbounded();
+            let wake = ftx.clone();
+            server
+                .config
+                .region
+                .accounting
+                .set_flush_requester(move || {
+                    let _ = wake.send(Work::GlobalPressure);
+                });
             server.flush_tx = Some(ftx);
             server.compact_tx = Some(ctx);
             let server = Arc::new(server);
@@ -225,6 +263,110 @@ mod tests {
         assert!(read_dirs(&fs, &dir.path().join("missing"))
             .unwrap()
             .is_empty());
+    }
+
+    fn open_with(dir: &Path, discard: bool) -> Arc<RegionServer> {
+        let mut c = ServerConfig::new(dir);
+        c.background = false;
+        c.discard_missing_region_edits = discard;
+        RegionServer::open(c).unwrap()
+    }
+
+    #[test]
+    fn edits_of_a_region_replay_cannot_find_are_kept_until_it_is_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &[]);
+        let u = table(&s, "u", &[]);
+        s.put(&t, &Put::new("a").add("f", "q", "kept")).unwrap();
+        s.put(&u, &Put::new("b").add("f", "q", "1")).unwrap();
+        let rdir = s.table(&t).unwrap().regions[0].dir().to_path_buf();
+        let encoded = s.table(&t).unwrap().regions[0].info.encoded_name.clone();
+        // A crash, then the region's directory is not there at the next start.
+        drop(s);
+        let aside = dir.path().join("aside");
+        std::fs::rename(&rdir, &aside).unwrap();
+        let s = server(dir.path());
+        let r = &s.recovery;
+        assert_eq!(r.edits_kept, 1, "{r:?}");
+        assert_eq!(r.missing_regions.len(), 1, "{r:?}");
+        let missing = r.missing_regions[0].clone();
+        assert_eq!(
+            (missing.region.as_str(), missing.edits),
+            (encoded.as_str(), 1)
+        );
+        assert!(!missing.segments.is_empty());
+        assert_eq!(s.get(&u, Get::new("b")).unwrap().len(), 1);
+        // An orderly stop retires what it flushed, not the kept segments.
+        s.close().unwrap();
+        drop(s);
+        for seg in &missing.segments {
+            assert!(seg.exists(), "{} was retired", seg.display());
+        }
+        let s = server(dir.path());
+        assert_eq!(s.recovery.edits_kept, 1, "kept again: {:?}", s.recovery);
+        s.close().unwrap();
+        drop(s);
+        // The region is back: its edit replays.
+        std::fs::rename(&aside, &rdir).unwrap();
+        let s = server(dir.path());
+        assert_eq!(
+            (s.recovery.edits_kept, s.recovery.missing_regions.len()),
+            (0, 0),
+            "{:?}",
+            s.recovery
+        );
+        let got = s.get(&t, Get::new("a")).unwrap();
+        assert_eq!(got[0].as_cell().value, b"kept");
+        s.close().unwrap();
+        drop(s);
+        for seg in &missing.segments {
+            assert!(!seg.exists(), "{} outlived its edits", seg.display());
+        }
+    }
+
+    #[test]
+    fn edits_of_a_deleted_table_are_obsolete_and_the_record_is_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &[]);
+        let u = table(&s, "u", &[]);
+        s.put(&t, &Put::new("a").add("f", "q", "1")).unwrap();
+        // u's unflushed edit keeps the segment holding t's edit.
+        s.put(&u, &Put::new("b").add("f", "q", "1")).unwrap();
+        s.disable_table(&t).unwrap();
+        s.delete_table(&t).unwrap();
+        let record = dir.path().join(RETIRED_REGIONS_FILE);
+        assert!(!std::fs::read_to_string(&record).unwrap().trim().is_empty());
+        drop(s);
+        let s = server(dir.path());
+        let r = &s.recovery;
+        assert!(r.edits_skipped >= 1, "{r:?}");
+        assert_eq!((r.edits_kept, r.missing_regions.len()), (0, 0), "{r:?}");
+        assert_eq!(s.get(&u, Get::new("b")).unwrap().len(), 1);
+        // The segment went once u's edit was flushed at open; no segment names t any more.
+        assert_eq!(std::fs::read_to_string(&record).unwrap().trim(), "");
+    }
+
+    #[test]
+    fn missing_regions_edits_go_only_when_the_operator_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = server(dir.path());
+        let t = table(&s, "t", &[]);
+        s.put(&t, &Put::new("a").add("f", "q", "1")).unwrap();
+        let tdir = layout::table_dir(s.root(), &t);
+        drop(s);
+        std::fs::remove_dir_all(tdir.join(".tabledesc")).unwrap();
+        let s = open_with(dir.path(), true);
+        assert_eq!(s.recovery.missing_regions.len(), 1, "{:?}", s.recovery);
+        let segments = s.recovery.missing_regions[0].segments.clone();
+        s.close().unwrap();
+        drop(s);
+        for seg in &segments {
+            assert!(!seg.exists(), "{} kept", seg.display());
+        }
+        let s = open_with(dir.path(), false);
+        assert_eq!(s.recovery.edits_kept, 0, "{:?}", s.recovery);
     }
 
     #[test]

@@ -331,7 +331,8 @@ impl RegionServer {
             let h = half(i);
             for store in parent.stores() {
                 let fdir = cdir.join(String::from_utf8_lossy(&store.family.name).as_ref());
-                fs.mkdirs(&fdir).map_err(|e| RegionError::io(&fdir, e))?;
+                fs.mkdirs_durable(&fdir)
+                    .map_err(|e| RegionError::io(&fdir, e))?;
                 for f in store.state().files.iter() {
                     if !file_has_cells_in(f, &h)? {
                         continue;
@@ -428,8 +429,8 @@ impl RegionServer {
             .filter(|f| f.is_reference())
             .filter_map(|f| reference::parse_reference_name(&f.name()).map(|(_, p)| p.to_string()))
             .collect();
-        let mut archived = 0;
         let mut left = 0;
+        let mut going = Vec::new();
         for rdir in open::read_dirs(fs, &table.dir)? {
             let info_path = rdir.join(REGION_INFO_FILE);
             if !fs
@@ -446,23 +447,30 @@ impl RegionServer {
                 left += 1;
                 continue;
             }
-            let to = layout::archive_table_dir(&self.config.root, name).join(&info.encoded_name);
-            if let Some(p) = to.parent() {
-                fs.mkdirs(p).map_err(|e| RegionError::io(p, e))?;
-            }
-            fs.delete(&to).map_err(|e| RegionError::io(&to, e))?;
-            fs.rename(&rdir, &to)
-                .map_err(|e| RegionError::io(&rdir, e))?;
-            tracing::info!(
-                "archived parent region {} to {}",
-                info.region_name(),
-                to.display()
-            );
-            archived += 1;
+            going.push((rdir, info));
         }
+        let archived = going.len();
         if archived > 0 {
-            fs.sync_dir(&table.dir)
-                .map_err(|e| RegionError::io(&table.dir, e))?;
+            // Recorded before they move: WAL edits of theirs that replay meets later are
+            // obsolete (flushed before the split or merge) wherever the directories end up.
+            let names: Vec<String> = going.iter().map(|(_, i)| i.encoded_name.clone()).collect();
+            self.retire_regions(&names)?;
+            let archive = layout::archive_table_dir(&self.config.root, name);
+            fs.mkdirs_durable(&archive)
+                .map_err(|e| RegionError::io(&archive, e))?;
+            for (rdir, info) in &going {
+                let to = archive.join(&info.encoded_name);
+                fs.delete(&to).map_err(|e| RegionError::io(&to, e))?;
+                fs.rename(rdir, &to).map_err(|e| RegionError::io(rdir, e))?;
+                tracing::info!(
+                    "archived parent region {} to {}",
+                    info.region_name(),
+                    to.display()
+                );
+            }
+            for d in [&archive, &table.dir] {
+                fs.sync_dir(d).map_err(|e| RegionError::io(d, e))?;
+            }
         }
         if left == 0 {
             table.has_parents.store(false, Ordering::Release);

@@ -57,7 +57,8 @@ impl Transition {
     /// Writes the journal atomically and durably.
     pub(super) fn write(&self, fs: &dyn FileSystem, path: &Path) -> Result<()> {
         if let Some(dir) = path.parent() {
-            fs.mkdirs(dir).map_err(|e| RegionError::io(dir, e))?;
+            fs.mkdirs_durable(dir)
+                .map_err(|e| RegionError::io(dir, e))?;
         }
         layout::write_atomically(fs, path, &self.encode_to_vec())?;
         if let Some(dir) = path.parent() {

@@ -161,13 +161,16 @@ mod tests {
         });
         assert_eq!(e.class, NO_SUCH_COLUMN_FAMILY);
         assert!(e.do_not_retry);
-        let e = RpcError::from(RegionError::RegionTooBusy {
-            region: "r".into(),
-            size: 2,
-            limit: 1,
-        });
-        assert_eq!(e.class, REGION_TOO_BUSY);
-        assert!(!e.do_not_retry, "the client backs off and retries");
+        for global in [false, true] {
+            let e = RpcError::from(RegionError::RegionTooBusy {
+                region: "r".into(),
+                size: 2,
+                limit: 1,
+                global,
+            });
+            assert_eq!(e.class, REGION_TOO_BUSY);
+            assert!(!e.do_not_retry, "the client backs off and retries");
+        }
         assert_eq!(
             RpcError::from(RegionError::TableNotFound("ns:t".into())).message,
             "ns:t",

@@ -77,7 +77,14 @@ impl MappedWal {
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(MappedWal, ReplayReport), WalError> {
+        let existed = dir.is_dir();
         fs::create_dir_all(dir).map_err(io_err("create directory", dir, 0))?;
+        if !existed {
+            // The directory's own name must survive a crash with the segments in it.
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
         let dir_lock = lock_dir(dir)?;
         let mut ids = Vec::new();
         let mut free = Vec::new();
