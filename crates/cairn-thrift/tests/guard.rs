@@ -228,10 +228,11 @@ fn a_list_header_claiming_two_billion_structs_reserves_nothing() {
     let mut with_some = v;
     for _ in 0..3 {
         let mut b = Vec::new();
-        let mut p = TBinaryOutputProtocol::new(&mut b, true);
-        one.write_to_out_protocol(&mut p).unwrap();
-        p.flush().unwrap();
-        drop(p);
+        {
+            let mut p = TBinaryOutputProtocol::new(&mut b, true);
+            one.write_to_out_protocol(&mut p).unwrap();
+            p.flush().unwrap();
+        }
         with_some.extend(b);
     }
     assert!(decode::<BatchMutation>(Flavor::Binary, with_some, budget).is_err());
