@@ -515,7 +515,8 @@ data = "/tmp/x"
         c.set("cairn.ipc.server.idle.timeout", "1000").unwrap();
         assert_eq!(
             c.rpc.as_ref().unwrap().effective_idle_timeout(),
-            Duration::from_secs(70)
+            Duration::from_secs(120),
+            "twice the 60 s lease"
         );
         for (k, v) in [
             ("hbase.security.authorization", "yes"),

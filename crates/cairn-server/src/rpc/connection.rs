@@ -533,6 +533,69 @@ fn run(s: &Shared, conn: &Conn, call: &Call, queued: Instant) {
 #[cfg(test)]
 mod tests {
     use super::InlineSlots;
+    use super::{next_call, Activity};
+    use std::io::{self, BufReader, Read};
+    use std::time::Duration;
+
+    /// A socket whose reads time out `timeouts` times, then deliver `data`.
+    struct Slow {
+        timeouts: usize,
+        data: &'static [u8],
+    }
+
+    impl Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.timeouts > 0 {
+                self.timeouts -= 1;
+                std::thread::sleep(Duration::from_millis(20));
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn activity() -> std::sync::Arc<Activity> {
+        let r = crate::connections::Registry::new(4);
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        r.admit(&s).unwrap().activity
+    }
+
+    #[test]
+    fn the_idle_timeout_spares_a_connection_with_a_call_in_flight() {
+        let idle = Duration::from_millis(10);
+        // Quiet for longer than the timeout with nothing in flight: gone.
+        let a = activity();
+        std::thread::sleep(Duration::from_millis(30));
+        let mut r = BufReader::new(Slow {
+            timeouts: 1,
+            data: b"x",
+        });
+        let e = next_call(&mut r, &a, idle).unwrap_err();
+        assert!(e.contains("idle"), "{e}");
+        // The same with a call in flight: the wait goes on until the next call comes.
+        a.call_started();
+        let mut r = BufReader::new(Slow {
+            timeouts: 5,
+            data: b"x",
+        });
+        assert!(next_call(&mut r, &a, idle).unwrap());
+        // And once it is answered, the quiet is counted from then.
+        a.touch();
+        a.call_done();
+        let mut r = BufReader::new(Slow {
+            timeouts: 0,
+            data: b"",
+        });
+        assert!(
+            !next_call(&mut r, &a, idle).unwrap(),
+            "the end of the stream"
+        );
+    }
 
     #[test]
     fn inline_slots_are_bounded_and_given_back() {

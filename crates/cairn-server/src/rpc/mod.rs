@@ -80,7 +80,7 @@ pub struct RpcConfig {
     /// A connection with no call in flight is closed once its client has sent nothing for this
     /// long (`cairn.ipc.server.idle.timeout`, 300 s: past HBase's client, which closes its own
     /// idle connections after `hbase.ipc.client.connection.minIdleTimeBeforeClose`, 120 s,
-    /// checked as often; never below the scanner lease plus a margin).
+    /// checked as often, so up to 240 s; never below twice the scanner lease; 0 = never).
     pub idle_timeout: Duration,
     /// Scanners open at once (`cairn.ipc.server.max.open.scanners`, 10000): opening one more
     /// closes the least recently used, whose next call gets `UnknownScannerException` as if
@@ -124,13 +124,12 @@ impl Default for RpcConfig {
 
 impl RpcConfig {
     /// The idle timeout in force: never so short that a client reading a scanner at the
-    /// pace its lease allows is cut off between two calls.
+    /// pace its lease allows (a call at most every lease) is cut off between two calls.
     pub fn effective_idle_timeout(&self) -> Duration {
         if self.idle_timeout.is_zero() {
             return Duration::ZERO;
         }
-        self.idle_timeout
-            .max(self.scanner_lease + Duration::from_secs(10))
+        self.idle_timeout.max(self.scanner_lease * 2)
     }
 }
 
