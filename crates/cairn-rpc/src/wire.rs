@@ -94,9 +94,9 @@ fn read_frame_into(
     buf.reserve_exact(len.min(FRAME_CHUNK));
     while buf.len() < len {
         let at = buf.len();
-        // Whole chunks at a time, doubling as the frame proves real, so a large frame costs
-        // a few reallocations rather than one per chunk.
-        let step = (len - at).min(at.max(FRAME_CHUNK));
+        // A chunk at a time: the vector's capacity grows by doubling (a large frame costs a
+        // few reallocations), but only the chunk being read is written before it arrives.
+        let step = (len - at).min(FRAME_CHUNK);
         buf.resize(at + step, 0);
         let mut got = at;
         while got < at + step {
