@@ -139,6 +139,12 @@ enum HttpListener {
 /// HTTPS connections answered at once; more wait in the listen backlog.
 const MAX_HTTPS_CONNECTIONS: usize = 64;
 
+/// How long writing an answer to a Thrift client may block before the connection is given up.
+const THRIFT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long an HTTPS client has to send its whole request head.
+const HTTPS_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The TLS acceptor of `port`, if TLS is on there.
 fn tls_acceptor(config: &Config, port: Port) -> Result<Option<Arc<TlsAcceptor>>, ServeError> {
     match config.tls.settings(port)? {
@@ -536,7 +542,12 @@ fn serve_thrift(s: &Arc<Shared>, stream: TcpStream, activity: Arc<Activity>) {
         }
     };
     // HBase's TServerSocket client timeout: a read that waits this long ends the connection.
+    // And a client that stops reading its answers must not hold the thread (and its slot,
+    // busy with the call) forever: a write that waits this long ends it too.
     let _ = stream.socket().set_read_timeout(read_timeout);
+    let _ = stream
+        .socket()
+        .set_write_timeout(Some(THRIFT_WRITE_TIMEOUT));
     let Ok(reader) = stream.try_clone() else {
         return;
     };
@@ -686,14 +697,14 @@ const MAX_HTTP_HEAD: usize = 16 << 10;
 fn answer_https(mut stream: Stream, s: &Shared) -> io::Result<()> {
     let _ = stream
         .socket()
-        .set_read_timeout(Some(Duration::from_secs(10)));
-    let _ = stream
-        .socket()
         .set_write_timeout(Some(Duration::from_secs(10)));
+    let socket = stream.socket().try_clone()?;
+    let deadline = Instant::now() + HTTPS_HEAD_TIMEOUT;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf)?;
+        // The whole head by the deadline: trickled bytes do not extend it.
+        let n = connections::Deadline::new(&mut stream, &socket, deadline).read(&mut buf)?;
         if n == 0 {
             return Ok(());
         }
