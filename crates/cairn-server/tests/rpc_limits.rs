@@ -226,7 +226,7 @@ fn an_idle_connection_is_closed_and_a_steady_one_is_not() {
     let server = start(
         dir.path(),
         RpcConfig {
-            idle_timeout: Duration::from_millis(600),
+            idle_timeout: Duration::from_millis(1200),
             scanner_lease: Duration::from_millis(200),
             ..RpcConfig::default()
         },
@@ -236,13 +236,13 @@ fn an_idle_connection_is_closed_and_a_steady_one_is_not() {
     let mut steady = Client::connect(addr, "MasterService");
     let names = pb::GetTableNamesRequest::default();
     let _: pb::GetTableNamesResponse = idle.call("GetTableNames", &names, b"").message();
-    let until = Instant::now() + Duration::from_millis(2000);
+    let until = Instant::now() + Duration::from_millis(3000);
     while Instant::now() < until {
         let _: pb::GetTableNamesResponse = steady.call("GetTableNames", &names, b"").message();
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(200));
     }
     assert!(
-        closed_within(&mut idle.s, Duration::from_secs(2)),
+        closed_within(&mut idle.s, Duration::from_secs(3)),
         "the idle connection is closed"
     );
     let _: pb::GetTableNamesResponse = steady.call("GetTableNames", &names, b"").message();
