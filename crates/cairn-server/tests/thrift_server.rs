@@ -712,6 +712,30 @@ fn connection_limit_alone() {
     server.shutdown().unwrap();
 }
 
+/// A connection whose client sends nothing for `hbase.thrift.server.socket.read.timeout` is
+/// closed, as HBase's Thrift server closes it: silent from the start, or between requests.
+#[test]
+fn read_timeout_alone() {
+    let (_dir, server, mut c) = limited(("hbase.thrift.server.socket.read.timeout", "300"));
+    let addr = server.thrift_addr();
+    let mut silent = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(900));
+    assert!(c.get_table_names().is_err(), "an idle client's connection is closed");
+    silent
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(silent.read(&mut b).unwrap_or(0), 0, "so is a silent socket");
+    // A client that keeps talking is served throughout.
+    let mut steady = client(addr, false, false);
+    for _ in 0..6 {
+        steady.get_table_names().unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    drop(steady);
+    server.shutdown().unwrap();
+}
+
 /// Past `cairn.thrift.max.open.scanners`, opening a scanner closes the least recently used
 /// one, whose next call finds it gone as after an expired lease.
 #[test]
