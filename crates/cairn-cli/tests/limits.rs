@@ -174,6 +174,7 @@ fn thousands_of_idle_sockets_do_not_lock_new_clients_out() {
     java.line(&["READY"], Duration::from_secs(180));
     happybase.line(&["READY"], Duration::from_secs(60));
 
+    let rss_before = server.rss_kib();
     let mut held = Vec::with_capacity(2 * (IDLE + HALF));
     for (addr, half) in [(&rpc, &b"HBa"[..]), (&thrift, &b"\x80\x01\x00"[..])] {
         for i in 0..IDLE + HALF {
@@ -187,13 +188,16 @@ fn thousands_of_idle_sockets_do_not_lock_new_clients_out() {
     }
     // Let the server take them all in.
     std::thread::sleep(Duration::from_millis(500));
+    let rss_held = server.rss_kib();
     let java_ms = java.served_ms();
     let happybase_ms = happybase.served_ms();
     println!(
-        "with {} idle sockets per port: Java client served in {java_ms} ms, happybase in {happybase_ms} ms; server RSS {} MiB",
+        "with {} idle sockets per port: Java client served in {java_ms} ms, happybase in {happybase_ms} ms; server RSS {} MiB before them, {} MiB with them",
         IDLE + HALF,
-        server.rss_kib() >> 10
+        rss_before >> 10,
+        rss_held >> 10
     );
+
     assert!(
         java_ms < 1000,
         "HBase's Java client took {java_ms} ms\nserver:\n{}",
@@ -205,6 +209,39 @@ fn thousands_of_idle_sockets_do_not_lock_new_clients_out() {
         server.stderr_tail(20)
     );
     drop(held);
+}
+
+/// A silent socket costs the server its connection thread's stack pages, not the allocator's
+/// per-thread heap (the thread allocates nothing before the client's first byte; with
+/// transparent huge pages a heap costs ~70 KB and more resident).
+#[test]
+fn silent_sockets_cost_little_memory() {
+    let _ = cairn_server::connections::raise_open_files_limit();
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let rpc = server.addr.clone();
+    let thrift = server.printed_addr("thrift on ");
+    std::thread::sleep(Duration::from_millis(300));
+    let before = server.rss_kib();
+    let mut held = Vec::new();
+    for (addr, n) in [(&rpc, IDLE), (&thrift, 1000)] {
+        for _ in 0..n {
+            held.push(TcpStream::connect(addr.as_str()).unwrap());
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = server.rss_kib();
+    let per = (after.saturating_sub(before) << 10) / held.len() as u64;
+    println!(
+        "server RSS {} MiB before, {} MiB with {} silent sockets: {} KiB each",
+        before >> 10,
+        after >> 10,
+        held.len(),
+        per >> 10
+    );
+    assert!(per < 48 << 10, "{} KiB per silent socket", per >> 10);
+    rpc_registry(&rpc);
+    thrift_get_table_names(&thrift);
 }
 
 /// A server whose Thrift limits let a 200 MiB frame and request through.

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -303,6 +303,24 @@ impl<R: Read> Read for Deadline<'_, R> {
         self.socket.set_read_timeout(Some(left))?;
         self.inner.read(buf)
     }
+}
+
+/// Connections the kernel may hold ready for `accept` (capped by `net.core.somaxconn`). Rust's
+/// standard listener asks for 128: a burst of new clients (a reconnect storm, or sockets
+/// opened by the thousand) overflowed it, and each dropped SYN cost its client a second's
+/// retransmission wait. HBase's Netty server asks for the system's maximum too.
+const LISTEN_BACKLOG: libc::c_int = 4096;
+
+/// Binds a listening socket with a backlog for bursts of connections.
+pub fn bind(addr: &str) -> io::Result<TcpListener> {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind(addr)?;
+    // SAFETY: the descriptor belongs to `listener`, open for the call; listening again on a
+    // listening socket only changes its backlog.
+    if unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(listener)
 }
 
 /// Raises the process's soft limit on open files to its hard limit, as servers do at start:

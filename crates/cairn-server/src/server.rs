@@ -206,7 +206,7 @@ impl Server {
             return Err(ServeError::ZooKeeperWithoutRpc);
         }
         let listener =
-            TcpListener::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
+            connections::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
                 what: "thrift",
                 addr: config.thrift_addr.clone(),
                 source,

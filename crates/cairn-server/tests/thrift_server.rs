@@ -720,7 +720,10 @@ fn read_timeout_alone() {
     let addr = server.thrift_addr();
     let mut silent = TcpStream::connect(addr).unwrap();
     std::thread::sleep(Duration::from_millis(900));
-    assert!(c.get_table_names().is_err(), "an idle client's connection is closed");
+    assert!(
+        c.get_table_names().is_err(),
+        "an idle client's connection is closed"
+    );
     silent
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();

@@ -178,7 +178,7 @@ impl RpcServer {
         info_port: Option<u16>,
         metrics: Arc<RpcMetrics>,
     ) -> io::Result<RpcServer> {
-        let listener = TcpListener::bind(&config.addr)?;
+        let listener = connections::bind(&config.addr)?;
         let addr = listener.local_addr()?;
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
