@@ -183,11 +183,6 @@ impl Registry {
         self.len() == 0
     }
 
-    /// The cap.
-    pub fn max(&self) -> usize {
-        self.max
-    }
-
     /// Connections closed to make room for new ones so far.
     pub fn evicted(&self) -> u64 {
         self.evicted.load(Ordering::Relaxed)

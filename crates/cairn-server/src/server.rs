@@ -255,9 +255,12 @@ impl Server {
             cairn_checksum::accounting::enable(true);
         }
         let authorizer = Arc::new(Authorizer::new(&config.security));
-        if authorizer.enabled() && thrift_tls.is_none() {
+        let thrift_certificates = thrift_tls
+            .as_ref()
+            .is_some_and(|t| t.settings().client_auth != cairn_tls::ClientAuth::None);
+        if authorizer.enabled() && !thrift_certificates {
             tracing::warn!(
-                "hbase.security.authorization is on and the thrift port has no TLS: thrift callers have no identity, so none may run admin operations there"
+                "hbase.security.authorization is on and the thrift port takes no client certificates: thrift callers have no identity, so none may run admin operations there"
             );
         }
         let metrics = Arc::new(ThriftMetrics::default());
@@ -553,7 +556,7 @@ fn serve_thrift(s: &Arc<Shared>, stream: TcpStream, activity: Arc<Activity>) {
     };
     let caller = s
         .handler
-        .config_authorizer()
+        .authorizer()
         .caller(stream.peer_certificates().as_deref(), None);
     // The connection's own handle: what its scanner calls leave to read ahead stays with it.
     let handler = s.handler.connection_of(caller, activity.clone());

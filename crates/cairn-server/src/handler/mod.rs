@@ -151,7 +151,7 @@ impl Handler {
     }
 
     /// Who may run admin operations.
-    pub fn config_authorizer(&self) -> &Authorizer {
+    pub fn authorizer(&self) -> &Authorizer {
         &self.config.authorizer
     }
 

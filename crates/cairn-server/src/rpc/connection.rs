@@ -307,15 +307,9 @@ pub fn serve(
                 return Err(e.to_string());
             }
         };
-        // A single-row call with nothing behind it on this connection runs here on the reader:
-        // handing it to a handler would cost a thread wake-up and a context switch, more than
-        // the call itself (a cached get takes a few microseconds). Calls behind it, or long
-        // ones (scans, admin), go to the handlers so that a connection's calls run in
-        // parallel.
-        // At most one such call per CPU at a time, though: past that the handlers take them.
         let id = call.id();
-        // Bytes of calls queued or running are bounded as HBase bounds them, the call
-        // counted until its answer is written.
+        // Bytes of calls queued or running are bounded as HBase bounds them (inline calls
+        // too), the call counted until its answer is written.
         if !s.reserve_queue_bytes(call.size) {
             refuse_queue_full(
                 s,
@@ -326,6 +320,12 @@ pub fn serve(
             continue;
         }
         conn.activity.call_started();
+        // A single-row call with nothing behind it on this connection runs here on the reader:
+        // handing it to a handler would cost a thread wake-up and a context switch, more than
+        // the call itself (a cached get takes a few microseconds). Calls behind it, or long
+        // ones (scans, admin), go to the handlers so that a connection's calls run in
+        // parallel.
+        // At most one such call per CPU at a time, though: past that the handlers take them.
         if inline(&call) && stream.buffer().is_empty() && !crate::server::readable(fd) {
             if let Some(_slot) = s.inline.take() {
                 run(s, &conn, &call, Instant::now());

@@ -282,11 +282,6 @@ impl RpcServer {
         self.shared.services.scanners.evicted()
     }
 
-    /// Connections open now.
-    pub fn open_connections(&self) -> usize {
-        self.shared.conns.len()
-    }
-
     /// Connections closed so far to make room for new ones at the cap.
     pub fn evicted_connections(&self) -> u64 {
         self.shared.conns.evicted()
