@@ -161,6 +161,9 @@ fn tls_note(s: Option<cairn_tls::TlsSettings>) -> String {
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = config(&a)?;
+    // Each connection holds a descriptor: the soft limit goes up to the hard one first (the
+    // function logs what it did).
+    let _ = cairn_server::connections::raise_open_files_limit();
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;

@@ -12,6 +12,7 @@ use prost::Message;
 
 use crate::cellblock::{self, CellBlockReader};
 use crate::pb;
+use crate::wire;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -136,10 +137,16 @@ impl RpcClient {
         self.stream
             .read_exact(&mut len)
             .map_err(|e| io("reading an answer from", e))?;
-        let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-        self.stream
-            .read_exact(&mut buf)
-            .map_err(|e| io("reading an answer from", e))?;
+        // A server's frame is bounded as a request is (a length past an int is refused), and
+        // read as its bytes arrive.
+        let len = wire::frame_len(len, "response", i32::MAX as usize).map_err(|e| {
+            io(
+                "reading an answer from",
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            )
+        })?;
+        let buf =
+            wire::read_frame(&mut self.stream, len).map_err(|e| io("reading an answer from", e))?;
         let decode = |reason: String| ClientError::Decode {
             method: method.to_string(),
             addr: self.addr.clone(),

@@ -74,6 +74,48 @@ pub fn frame_len(prefix: [u8; 4], what: &'static str, limit: usize) -> Result<us
     Ok(len as usize)
 }
 
+/// How much of a frame [`read_frame`] reserves before the bytes to fill it have arrived.
+const FRAME_CHUNK: usize = 64 << 10;
+
+/// Reads a frame of `len` bytes (its length prefix already read and checked against a limit),
+/// growing the buffer as bytes arrive: a peer that announces a large frame and sends it slowly,
+/// or not at all, holds no more memory than it has sent.
+pub fn read_frame(r: &mut impl std::io::Read, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_frame_into(r, len, &mut buf)?;
+    Ok(buf)
+}
+
+fn read_frame_into(
+    r: &mut impl std::io::Read,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    buf.reserve_exact(len.min(FRAME_CHUNK));
+    while buf.len() < len {
+        let at = buf.len();
+        // A chunk at a time: the vector's capacity grows by doubling (a large frame costs a
+        // few reallocations), but only the chunk being read is written before it arrives.
+        let step = (len - at).min(FRAME_CHUNK);
+        buf.resize(at + step, 0);
+        let mut got = at;
+        while got < at + step {
+            match r.read(&mut buf[got..at + step]) {
+                Ok(0) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("connection closed after {got} of a {len}-byte frame"),
+                    ))
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Decodes a connection header (the bytes after its length prefix).
 pub fn decode_connection_header(frame: &[u8]) -> Result<pb::ConnectionHeader, WireError> {
     pb::ConnectionHeader::decode(frame).map_err(|e| WireError::Protobuf {
@@ -291,6 +333,38 @@ mod tests {
         assert_eq!(frame_len(100u32.to_be_bytes(), "request", 100), Ok(100));
         assert!(frame_len(101u32.to_be_bytes(), "request", 100).is_err());
         assert!(frame_len((-1i32).to_be_bytes(), "request", 100).is_err());
+    }
+
+    /// A reader that hands out `have` bytes, then fails as a stalled peer's socket would.
+    struct Stalls {
+        have: usize,
+    }
+
+    impl std::io::Read for Stalls {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.have == 0 {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            let n = buf.len().min(self.have).min(1000);
+            buf[..n].fill(7);
+            self.have -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_frame_is_read_as_its_bytes_arrive() {
+        let mut r = Stalls { have: 3000 };
+        assert_eq!(read_frame(&mut r, 3000).unwrap(), vec![7; 3000]);
+        // 200 MiB announced, 100 KB sent: what was reserved is near what was sent.
+        let mut r = Stalls { have: 100_000 };
+        let mut buf = Vec::new();
+        let e = read_frame_into(&mut r, 200 << 20, &mut buf).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        assert!(buf.capacity() <= 256 << 10, "{} reserved", buf.capacity());
+        let e = read_frame(&mut &b"abc"[..], 10).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("3 of a 10-byte frame"), "{e}");
     }
 
     #[test]

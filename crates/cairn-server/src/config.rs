@@ -29,6 +29,7 @@ pub mod tls;
 
 use crate::handler::HandlerConfig;
 use crate::rpc::RpcConfig;
+use crate::security::SecurityConfig;
 use crate::zookeeper::ZkConfig;
 
 /// Everything `cairn serve` needs.
@@ -48,8 +49,16 @@ pub struct Config {
     /// Per-connection input bounds; the frame size is
     /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb`.
     pub limits: Limits,
-    /// Connections served at once (`hbase.thrift.maxWorkerThreads`, 1000); more are refused.
+    /// Thrift connections open at once (`hbase.thrift.maxWorkerThreads`, 1000): at the cap
+    /// the quietest connection with no call in flight is closed to make room.
     pub max_connections: usize,
+    /// A Thrift connection whose client sends nothing for this long is closed
+    /// (`hbase.thrift.server.socket.read.timeout`, 60 s; 0 = never), as HBase's Thrift
+    /// server closes it.
+    pub thrift_read_timeout: Option<Duration>,
+    /// Who may run admin operations, on both protocols (`hbase.security.authorization`,
+    /// `hbase.superuser`, `cairn.security.tls.identity`).
+    pub security: SecurityConfig,
     /// What the Thrift1 handler needs: scanner lease (`hbase.client.scanner.timeout.period`),
     /// open-scanner and per-call row limits.
     pub handler: HandlerConfig,
@@ -73,6 +82,8 @@ impl Default for Config {
             rpc: Some(RpcConfig::default()),
             limits: Limits::default(),
             max_connections: 1000,
+            thrift_read_timeout: Some(Duration::from_secs(60)),
+            security: SecurityConfig::default(),
             handler: HandlerConfig::default(),
             zookeeper: ZkConfig::default(),
             tls: tls::TlsConfig::default(),
@@ -195,6 +206,62 @@ impl Config {
                 if let Some(rpc) = self.rpc.as_mut() {
                     rpc.max_queue_length = n;
                 }
+            }
+            "hbase.ipc.server.max.callqueue.size" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_queue_bytes = n;
+                }
+            }
+            "cairn.ipc.server.max.connections" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_connections = n;
+                }
+            }
+            "cairn.ipc.server.header.timeout" => {
+                let ms = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.header_timeout = Duration::from_millis(ms as u64);
+                }
+            }
+            "cairn.ipc.server.idle.timeout" => {
+                let ms = non_negative()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.idle_timeout = Duration::from_millis(ms as u64);
+                }
+            }
+            "cairn.ipc.server.max.open.scanners" => {
+                let n = positive()?;
+                if let Some(rpc) = self.rpc.as_mut() {
+                    rpc.max_open_scanners = n;
+                }
+            }
+            "hbase.thrift.server.socket.read.timeout" => {
+                let ms = non_negative()?;
+                self.thrift_read_timeout = (ms > 0).then(|| Duration::from_millis(ms as u64));
+            }
+            "hbase.security.authorization" => {
+                self.security.authorization = match v.to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(bad(key, value, "expected true or false")),
+                };
+            }
+            "hbase.superuser" => {
+                self.security.superusers = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|u| !u.is_empty())
+                    .map(str::to_string)
+                    .collect();
+            }
+            "cairn.security.tls.identity" => {
+                self.security.cert_identity = cairn_tls::CertIdentity::parse(v)
+                    .ok_or_else(|| bad(key, value, "expected CN, SAN_DNS, SAN_EMAIL or SAN_URI"))?;
+            }
+            "hadoop.security.groups.cache.secs" => {
+                self.security.groups_cache = Duration::from_secs(non_negative()? as u64);
             }
             "hbase.ipc.max.request.size" => {
                 let n = positive()?;
@@ -408,6 +475,58 @@ data = "/tmp/x"
         assert!(c.rpc.is_none());
         c.set("hbase", "127.0.0.1:0").unwrap();
         assert_eq!(c.rpc.as_ref().unwrap().addr, "127.0.0.1:0");
+    }
+
+    #[test]
+    fn limits_and_authorization_by_name() {
+        let mut c = Config::default();
+        let rpc = c.rpc.as_ref().unwrap();
+        assert_eq!(rpc.max_queue_bytes, 1 << 30, "HBase's 1 GiB");
+        assert_eq!(rpc.max_connections, 4000);
+        assert_eq!(rpc.idle_timeout, Duration::from_secs(300));
+        assert_eq!(c.thrift_read_timeout, Some(Duration::from_secs(60)));
+        assert!(!c.security.authorization, "off by default, as in HBase");
+        for (k, v) in [
+            ("hbase.ipc.server.max.callqueue.size", "1048576"),
+            ("cairn.ipc.server.max.connections", "50"),
+            ("cairn.ipc.server.header.timeout", "2000"),
+            ("cairn.ipc.server.idle.timeout", "0"),
+            ("cairn.ipc.server.max.open.scanners", "7"),
+            ("hbase.thrift.server.socket.read.timeout", "0"),
+            ("hbase.security.authorization", "TRUE"),
+            ("hbase.superuser", " alice, @admins ,,bob "),
+            ("cairn.security.tls.identity", "san_email"),
+            ("hadoop.security.groups.cache.secs", "0"),
+        ] {
+            c.set(k, v).unwrap();
+        }
+        let rpc = c.rpc.as_ref().unwrap();
+        assert_eq!(rpc.max_queue_bytes, 1 << 20);
+        assert_eq!(rpc.max_connections, 50);
+        assert_eq!(rpc.header_timeout, Duration::from_secs(2));
+        assert_eq!(rpc.effective_idle_timeout(), Duration::ZERO, "0: never");
+        assert_eq!(rpc.max_open_scanners, 7);
+        assert_eq!(c.thrift_read_timeout, None);
+        assert!(c.security.authorization);
+        assert_eq!(c.security.superusers, ["alice", "@admins", "bob"]);
+        assert_eq!(c.security.cert_identity, cairn_tls::CertIdentity::SanEmail);
+        assert_eq!(c.security.groups_cache, Duration::ZERO);
+        // The idle timeout never undercuts a scanner read at its lease's pace.
+        c.set("cairn.ipc.server.idle.timeout", "1000").unwrap();
+        assert_eq!(
+            c.rpc.as_ref().unwrap().effective_idle_timeout(),
+            Duration::from_secs(120),
+            "twice the 60 s lease"
+        );
+        for (k, v) in [
+            ("hbase.security.authorization", "yes"),
+            ("cairn.security.tls.identity", "DN"),
+            ("hbase.ipc.server.max.callqueue.size", "0"),
+            ("hbase.thrift.server.socket.read.timeout", "-1"),
+        ] {
+            let e = c.set(k, v).unwrap_err().to_string();
+            assert!(e.contains(k), "{e}");
+        }
     }
 
     #[test]

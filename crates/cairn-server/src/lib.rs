@@ -22,9 +22,11 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod connections;
 pub mod handler;
 pub mod metrics;
 pub mod rpc;
+pub mod security;
 pub mod server;
 pub mod zookeeper;
 

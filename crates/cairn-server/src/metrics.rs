@@ -90,8 +90,9 @@ pub struct ThriftMetrics {
     pub open_scanners: AtomicI64,
     /// Scanners closed because their lease ran out (`expiredScannerCount`).
     pub expired_scanners: AtomicU64,
-    /// Scanner opens refused at the open-scanner limit (`rejectedScannerCount`).
-    pub rejected_scanners: AtomicU64,
+    /// Scanners closed to make room for new ones at the open-scanner cap
+    /// (`evictedScannerCount`).
+    pub evicted_scanners: AtomicU64,
     /// Rows sent back by gets and scanners (`rowsReturnedCount`).
     pub rows_returned: AtomicU64,
     /// Rows scanners read ahead of the client's next `scannerGetList`.
@@ -113,7 +114,7 @@ impl Default for ThriftMetrics {
             rejected_connections: AtomicU64::new(0),
             open_scanners: AtomicI64::new(0),
             expired_scanners: AtomicU64::new(0),
-            rejected_scanners: AtomicU64::new(0),
+            evicted_scanners: AtomicU64::new(0),
             rows_returned: AtomicU64::new(0),
             rows_read_ahead: AtomicU64::new(0),
             cells_returned: AtomicU64::new(0),
@@ -279,9 +280,9 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         ld(&thrift.expired_scanners),
     );
     t.add(
-        "rejectedScannerCount",
+        "evictedScannerCount",
         Kind::Counter,
-        ld(&thrift.rejected_scanners),
+        ld(&thrift.evicted_scanners),
     );
     t.add(
         "rowsReturnedCount",

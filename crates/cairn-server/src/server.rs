@@ -1,14 +1,15 @@
 //! The running server: the Thrift listener (a thread per connection, at most
-//! `max_connections`), the HTTP endpoint, the scanner-lease reaper, the ZooKeeper
+//! `max_connections`, the quietest idle one making room for a new one; a connection whose
+//! client sends nothing for `hbase.thrift.server.socket.read.timeout` is closed, as HBase's
+//! Thrift server closes it), the HTTP endpoint, the scanner-lease reaper, the ZooKeeper
 //! registration, TLS on each port when configured (the handshake runs on the connection's
 //! own thread, so a slow or hostile client holds up no one else), and an orderly stop that first leaves ZooKeeper (so clients stop being sent
 //! here), then closes connections and the region server, which flushes every memstore.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,13 +18,14 @@ use cairn_region::RegionServer;
 use cairn_thrift::hbase::HbaseSyncProcessor;
 use cairn_thrift::{serve_connection, BetweenRequests, Outcome};
 use cairn_tls::{Stream, TlsAcceptor, TlsSettings};
-use parking_lot::Mutex;
 
 use crate::config::tls::Port;
 use crate::config::Config;
+use crate::connections::{self, Activity, Registry, Tracked};
 use crate::handler::Handler;
 use crate::metrics::{self, ThriftMetrics};
 use crate::rpc::{RpcMetrics, RpcServer};
+use crate::security::Authorizer;
 use crate::zookeeper::{Identity, Registration, ZkError};
 
 /// Between a connection's requests, reads ahead for the scanner it last read from, until the
@@ -33,10 +35,15 @@ struct ReadAhead<'a> {
     /// The connection's socket (under TLS, the encrypted bytes: a record arriving still
     /// means a request is on its way).
     fd: RawFd,
+    /// The connection's activity: its answers are all out now, so it is idle (and past its
+    /// first request).
+    activity: &'a Activity,
 }
 
 impl BetweenRequests for ReadAhead<'_> {
     fn between_requests(&mut self, request_waiting: &mut dyn FnMut() -> bool) {
+        self.activity.all_done();
+        self.activity.set_established();
         let fd = self.fd;
         self.handler
             .read_ahead(&mut || request_waiting() || readable(fd));
@@ -109,8 +116,7 @@ struct Shared {
     rs: Arc<RegionServer>,
     config: Config,
     stop: AtomicBool,
-    conns: Mutex<HashMap<u64, TcpStream>>,
-    next_conn: AtomicU64,
+    conns: Registry,
     rpc_metrics: Arc<RpcMetrics>,
     thrift_tls: Option<Arc<TlsAcceptor>>,
     /// HTTPS connections being answered (each on a thread of its own, so bounded).
@@ -132,6 +138,12 @@ enum HttpListener {
 
 /// HTTPS connections answered at once; more wait in the listen backlog.
 const MAX_HTTPS_CONNECTIONS: usize = 64;
+
+/// How long writing an answer to a Thrift client may block before the connection is given up.
+const THRIFT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long an HTTPS client has to send its whole request head.
+const HTTPS_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The TLS acceptor of `port`, if TLS is on there.
 fn tls_acceptor(config: &Config, port: Port) -> Result<Option<Arc<TlsAcceptor>>, ServeError> {
@@ -194,7 +206,7 @@ impl Server {
             return Err(ServeError::ZooKeeperWithoutRpc);
         }
         let listener =
-            TcpListener::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
+            connections::bind(&config.thrift_addr).map_err(|source| ServeError::Listen {
                 what: "thrift",
                 addr: config.thrift_addr.clone(),
                 source,
@@ -242,19 +254,29 @@ impl Server {
         {
             cairn_checksum::accounting::enable(true);
         }
+        let authorizer = Arc::new(Authorizer::new(&config.security));
+        let thrift_certificates = thrift_tls
+            .as_ref()
+            .is_some_and(|t| t.settings().client_auth != cairn_tls::ClientAuth::None);
+        if authorizer.enabled() && !thrift_certificates {
+            tracing::warn!(
+                "hbase.security.authorization is on and the thrift port takes no client certificates: thrift callers have no identity, so none may run admin operations there"
+            );
+        }
         let metrics = Arc::new(ThriftMetrics::default());
         let mut hc = config.handler.clone();
         hc.server_name = thrift_addr.ip().to_string();
         hc.port = i32::from(thrift_addr.port());
+        hc.authorizer = authorizer.clone();
         let handler = Handler::new(rs.clone(), metrics.clone(), hc);
+        let max_connections = config.max_connections;
         let shared = Arc::new(Shared {
             handler,
             metrics,
             rs,
             config,
             stop: AtomicBool::new(false),
-            conns: Mutex::new(HashMap::new()),
-            next_conn: AtomicU64::new(0),
+            conns: Registry::new(max_connections),
             rpc_metrics: Arc::new(RpcMetrics::default()),
             thrift_tls,
             https_open: std::sync::atomic::AtomicUsize::new(0),
@@ -265,6 +287,7 @@ impl Server {
                     shared.rs.clone(),
                     crate::rpc::RpcConfig {
                         tls: rpc_tls.clone(),
+                        authorizer: authorizer.clone(),
                         ..rc.clone()
                     },
                     http_addr.map(|a| a.port()),
@@ -420,16 +443,12 @@ impl Server {
         if let Some(a) = self.acceptor.take() {
             let _ = a.join();
         }
-        for c in s.conns.lock().values() {
-            let _ = c.shutdown(Shutdown::Read);
-        }
+        s.conns.shutdown_all(Shutdown::Read);
         let deadline = Instant::now() + Duration::from_secs(10);
         while s.metrics.open_connections.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        for c in s.conns.lock().values() {
-            let _ = c.shutdown(Shutdown::Both);
-        }
+        s.conns.shutdown_all(Shutdown::Both);
         if let Some(r) = self.reaper.take() {
             r.thread().unpark();
             let _ = r.join();
@@ -469,76 +488,98 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
                 continue;
             }
         };
-        if s.metrics.open_connections.load(Ordering::Acquire) as usize >= s.config.max_connections {
+        let Some(admitted) = s.conns.admit(&stream) else {
+            // Every connection is in a call: none can make room.
             s.metrics
                 .rejected_connections
                 .fetch_add(1, Ordering::Relaxed);
             let _ = stream.shutdown(Shutdown::Both);
             continue;
-        }
-        let _ = stream.set_nodelay(true);
-        let id = s.next_conn.fetch_add(1, Ordering::Relaxed);
-        let Ok(registered) = stream.try_clone() else {
-            continue;
         };
-        s.conns.lock().insert(id, registered);
+        let _ = stream.set_nodelay(true);
+        let id = admitted.id;
         s.metrics.open_connections.fetch_add(1, Ordering::AcqRel);
         let s2 = s.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("cairn-thrift-{id}"))
+            // No name: naming a thread makes it allocate as it starts, and its first
+            // allocation costs the allocator's per-thread heap (~70 KB resident with
+            // transparent huge pages) before the client has sent a byte. It shows under its
+            // acceptor's name instead.
+            .stack_size(connections::CONNECTION_STACK)
             .spawn(move || {
-                let done = |s2: &Shared| {
-                    s2.conns.lock().remove(&id);
-                    s2.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
-                };
-                let peer = stream
-                    .peer_addr()
-                    .map(|a| a.to_string())
-                    .unwrap_or_default();
-                let mut stream = match cairn_tls::acceptor::accept(s2.thrift_tls.as_deref(), stream)
-                {
-                    Ok(st) => st,
-                    Err(e) => {
-                        if !s2.stop.load(Ordering::Acquire) {
-                            tracing::info!("refused thrift connection from {peer}: {e}");
-                        }
-                        done(&s2);
-                        return;
-                    }
-                };
-                let Ok(reader) = stream.try_clone() else {
-                    done(&s2);
-                    return;
-                };
-                // The connection's own handle: what its scanner calls leave to read ahead
-                // stays with it.
-                let handler = s2.handler.connection();
-                let processor = HbaseSyncProcessor::new(handler.clone());
-                let mut read_ahead = ReadAhead {
-                    handler: &handler,
-                    fd: stream.socket().as_raw_fd(),
-                };
-                let (_, outcome) = serve_connection(
-                    reader,
-                    &mut stream,
-                    &processor,
-                    &s2.config.limits,
-                    &s2.metrics.wire,
-                    &mut read_ahead,
-                );
-                if let Outcome::Dropped(reason) = outcome {
-                    if !s2.stop.load(Ordering::Acquire) {
-                        tracing::info!("closed connection from {peer}: {reason}");
-                    }
-                }
-                let _ = stream.shutdown(Shutdown::Both);
-                done(&s2);
+                serve_thrift(&s2, stream, admitted.activity);
+                s2.conns.remove(id);
+                s2.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
             });
         if spawned.is_err() {
-            s.conns.lock().remove(&id);
+            s.conns.remove(id);
             s.metrics.open_connections.fetch_sub(1, Ordering::AcqRel);
         }
     }
+}
+
+/// One Thrift connection's thread: waits, allocating nothing, for the client's first byte,
+/// then serves requests until the connection ends.
+fn serve_thrift(s: &Arc<Shared>, stream: TcpStream, activity: Arc<Activity>) {
+    let read_timeout = s.config.thrift_read_timeout;
+    let peer = crate::rpc::Peer(stream.peer_addr().ok());
+    match connections::wait_for_bytes(&stream, read_timeout) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            if !s.stop.load(Ordering::Acquire) {
+                tracing::debug!("thrift connection from {peer} sent nothing: {e}");
+            }
+            return;
+        }
+    }
+    let deadline = Instant::now() + cairn_tls::acceptor::HANDSHAKE_TIMEOUT;
+    let mut stream = match cairn_tls::acceptor::accept_by(s.thrift_tls.as_deref(), stream, deadline)
+    {
+        Ok(st) => st,
+        Err(e) => {
+            if !s.stop.load(Ordering::Acquire) {
+                tracing::info!("refused thrift connection from {peer}: {e}");
+            }
+            return;
+        }
+    };
+    // HBase's TServerSocket client timeout: a read that waits this long ends the connection.
+    // And a client that stops reading its answers must not hold the thread (and its slot,
+    // busy with the call) forever: a write that waits this long ends it too.
+    let _ = stream.socket().set_read_timeout(read_timeout);
+    let _ = stream
+        .socket()
+        .set_write_timeout(Some(THRIFT_WRITE_TIMEOUT));
+    let Ok(reader) = stream.try_clone() else {
+        return;
+    };
+    let caller = s
+        .handler
+        .authorizer()
+        .caller(stream.peer_certificates().as_deref(), None);
+    // The connection's own handle: what its scanner calls leave to read ahead stays with it.
+    let handler = s.handler.connection_of(caller, activity.clone());
+    let processor = HbaseSyncProcessor::new(handler.clone());
+    let mut read_ahead = ReadAhead {
+        handler: &handler,
+        fd: stream.socket().as_raw_fd(),
+        activity: &activity,
+    };
+    let (_, outcome) = serve_connection(
+        Tracked::new(reader, activity.clone()),
+        &mut stream,
+        &processor,
+        &s.config.limits,
+        &s.metrics.wire,
+        &mut read_ahead,
+    );
+    if let Outcome::Dropped(reason) = outcome {
+        if !s.stop.load(Ordering::Acquire) {
+            tracing::info!("closed connection from {peer}: {reason}");
+        }
+    }
+    let _ = stream.shutdown(Shutdown::Both);
 }
 
 /// An answer of the HTTP endpoint.
@@ -659,14 +700,14 @@ const MAX_HTTP_HEAD: usize = 16 << 10;
 fn answer_https(mut stream: Stream, s: &Shared) -> io::Result<()> {
     let _ = stream
         .socket()
-        .set_read_timeout(Some(Duration::from_secs(10)));
-    let _ = stream
-        .socket()
         .set_write_timeout(Some(Duration::from_secs(10)));
+    let socket = stream.socket().try_clone()?;
+    let deadline = Instant::now() + HTTPS_HEAD_TIMEOUT;
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf)?;
+        // The whole head by the deadline: trickled bytes do not extend it.
+        let n = connections::Deadline::new(&mut stream, &socket, deadline).read(&mut buf)?;
         if n == 0 {
             return Ok(());
         }

@@ -2,10 +2,11 @@
 //!
 //! The `thrift` crate (0.17) allocates whatever length a peer sends before reading it: a
 //! binary string length of `-1` becomes a `usize::MAX` allocation (a panic), a compact one of
-//! 4 GiB a 4 GiB allocation, and generated code calls `Vec::with_capacity` with list sizes
-//! straight off the wire. [`Guarded`] sits between the generated code and the crate's protocol:
-//! it decodes the message header, strings and binaries itself and checks every length and
-//! element count against what is left of the request's byte budget before allocating; all other
+//! 4 GiB a 4 GiB allocation, and its generated code reserves lists by the size on the wire
+//! (`scripts/generate.sh` makes cairn's grow as their elements arrive instead). [`Guarded`]
+//! sits between the generated code and the crate's protocol: it decodes the message header,
+//! strings and binaries itself (reading a string in chunks as its bytes arrive) and checks every
+//! length and element count against what is left of the request's byte budget; all other
 //! reads go to the crate's protocol unchanged. Both read from one shared, metered source, so the
 //! budget also bounds the request as a whole.
 
@@ -75,6 +76,9 @@ fn size_error(what: &str, n: i64, remaining: usize) -> thrift::Error {
         format!("{what} of {n} does not fit in the {remaining} bytes left of the request"),
     ))
 }
+
+/// How much of a string is read (and allocated) at a time.
+const STRING_CHUNK: usize = 64 << 10;
 
 /// The largest field id read: one compact-protocol delta (at most 15) more still fits an i16.
 const MAX_FIELD_ID: i16 = i16::MAX - 15;
@@ -209,8 +213,15 @@ impl<R: Read + 'static> Guarded<R> {
             self.oversized = true;
             return Err(size_error(what, len, remaining));
         }
-        let mut buf = vec![0u8; len as usize];
-        self.raw(&mut buf)?;
+        // Grown as the bytes arrive: a peer that declares a large string within the budget
+        // and sends it slowly (or never) holds no more memory than it has sent.
+        let len = len as usize;
+        let mut buf = Vec::with_capacity(len.min(STRING_CHUNK));
+        while buf.len() < len {
+            let at = buf.len();
+            buf.resize(at + (len - at).min(STRING_CHUNK), 0);
+            self.raw(&mut buf[at..])?;
+        }
         Ok(buf)
     }
 

@@ -196,6 +196,66 @@ fn hostile_lengths_are_refused_before_allocating() {
     }
 }
 
+/// Containers are not reserved from their declared count: a list header claiming 2^31 - 1
+/// structs, with a request budget large enough to let the count through, must fail at the
+/// end of the bytes rather than ask for 2^31 structs' memory up front (which aborts the
+/// process: ~120 GB for `Mutation`s). A compact header claiming 2^31 reads as negative.
+#[test]
+fn a_list_header_claiming_two_billion_structs_reserves_nothing() {
+    let budget = 1usize << 40;
+    // binary: BatchMutation { row: "r", mutations: list<struct> of i32::MAX }, then nothing.
+    let mut v = 0x8001_0001u32.to_be_bytes().to_vec();
+    v.extend(10i32.to_be_bytes());
+    v.extend(b"mutateRows");
+    v.extend(1i32.to_be_bytes());
+    v.extend([11, 0, 1]);
+    v.extend(1i32.to_be_bytes());
+    v.push(b'r');
+    v.extend([15, 0, 2, 12]);
+    v.extend(i32::MAX.to_be_bytes());
+    let e = decode::<BatchMutation>(Flavor::Binary, v.clone(), budget).unwrap_err();
+    assert!(
+        matches!(&e, thrift::Error::Transport(t) if t.kind == thrift::TransportErrorKind::EndOfFile),
+        "the bytes ran out: {e:?}"
+    );
+    // A few real elements, then the end: still an error, after reading what came.
+    let one = Mutation {
+        is_delete: Some(false),
+        column: Some(b"f:q".to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: Some(true),
+    };
+    let mut with_some = v;
+    for _ in 0..3 {
+        let mut b = Vec::new();
+        {
+            let mut p = TBinaryOutputProtocol::new(&mut b, true);
+            one.write_to_out_protocol(&mut p).unwrap();
+            p.flush().unwrap();
+        }
+        with_some.extend(b);
+    }
+    assert!(decode::<BatchMutation>(Flavor::Binary, with_some, budget).is_err());
+    // compact: the same list with a size varint of 2^31 (and of 2^31 - 1).
+    for size in [1u64 << 31, (1u64 << 31) - 1] {
+        let mut v = vec![0x82, 0x21, 0x01, 10];
+        v.extend(b"mutateRows");
+        v.extend([0x18, 1, b'r']); // field 1, binary, length 1
+        v.extend([0x19, 0xfc]); // field 2 (delta 1), list; size 15 (read from the varint), structs
+        let mut n = size;
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                v.push(b);
+                break;
+            }
+            v.push(b | 0x80);
+        }
+        assert!(decode::<BatchMutation>(Flavor::Compact, v, budget).is_err());
+    }
+}
+
 #[test]
 fn deep_nesting_is_refused() {
     let mut v = 0x8001_0001u32.to_be_bytes().to_vec();

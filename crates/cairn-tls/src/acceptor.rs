@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
 use rustls::{ServerConfig, ServerConnection};
@@ -106,13 +106,24 @@ impl TlsAcceptor {
     }
 
     /// Serves the first bytes of `sock`: plaintext (if the port takes it) or a TLS
-    /// handshake. Leaves the socket with no timeouts.
+    /// handshake, within [`HANDSHAKE_TIMEOUT`]. Leaves the socket with no timeouts.
     pub fn accept(&self, sock: TcpStream) -> Result<Stream, AcceptError> {
+        self.accept_by(sock, Instant::now() + HANDSHAKE_TIMEOUT)
+    }
+
+    /// [`TlsAcceptor::accept`], with the whole opening (first byte and handshake) due by
+    /// `deadline`: a client that trickles its handshake gets no more time than one that sends
+    /// nothing.
+    pub fn accept_by(&self, sock: TcpStream, deadline: Instant) -> Result<Stream, AcceptError> {
         let set = |t| {
             let _ = sock.set_read_timeout(t);
             let _ = sock.set_write_timeout(t);
         };
-        set(Some(HANDSHAKE_TIMEOUT));
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(AcceptError::Handshake(io::ErrorKind::TimedOut.into()));
+        }
+        set(Some(left));
         let mut first = [0u8; 1];
         let n = loop {
             match sock.peek(&mut first) {
@@ -132,7 +143,7 @@ impl TlsAcceptor {
         }
         let conn = ServerConnection::new(self.config())
             .map_err(|e| AcceptError::Handshake(io::Error::other(e)))?;
-        let tls = TlsStream::handshake(conn, sock).map_err(AcceptError::Handshake)?;
+        let tls = TlsStream::handshake_by(conn, sock, deadline).map_err(AcceptError::Handshake)?;
         let _ = tls.socket().set_read_timeout(None);
         let _ = tls.socket().set_write_timeout(None);
         Ok(Stream::Tls(Box::new(tls)))
@@ -149,8 +160,17 @@ impl std::fmt::Debug for TlsAcceptor {
 
 /// Accepts `sock` with `tls`, or as plaintext when the port has no TLS.
 pub fn accept(tls: Option<&TlsAcceptor>, sock: TcpStream) -> Result<Stream, AcceptError> {
+    accept_by(tls, sock, Instant::now() + HANDSHAKE_TIMEOUT)
+}
+
+/// [`accept`], with a TLS opening due by `deadline` ([`TlsAcceptor::accept_by`]).
+pub fn accept_by(
+    tls: Option<&TlsAcceptor>,
+    sock: TcpStream,
+    deadline: Instant,
+) -> Result<Stream, AcceptError> {
     match tls {
-        Some(t) => t.accept(sock),
+        Some(t) => t.accept_by(sock, deadline),
         None => Ok(Stream::Plain(sock)),
     }
 }

@@ -5,7 +5,7 @@
 //! NONE / WANT / NEED ([`settings`]); picking up changed certificate files for new connections
 //! without a restart, and telling a TLS ClientHello from plaintext on the first byte
 //! ([`acceptor`]); a blocking TLS stream that one reader thread and several writer threads
-//! can share ([`stream`]).
+//! can share ([`stream`]); who a client certificate names ([`identity`]).
 //!
 //! Does not own: which port uses which settings, or the property names they come from (the
 //! server's configuration does that), nor anything about the protocols spoken inside the
@@ -16,11 +16,15 @@
 //! a process-wide default provider being installed.
 
 pub mod acceptor;
+pub mod identity;
 pub mod pem;
 pub mod settings;
 pub mod stream;
 
 pub use acceptor::{AcceptError, TlsAcceptor};
+pub use identity::CertIdentity;
+/// A certificate in DER, as a client showed it.
+pub use rustls::pki_types::CertificateDer;
 pub use settings::{ClientAuth, TlsSettings};
 pub use stream::{Stream, TlsStream};
 

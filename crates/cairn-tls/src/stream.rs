@@ -10,6 +10,7 @@
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use rustls::ServerConnection;
@@ -40,8 +41,30 @@ impl TlsStream {
     /// Runs the handshake on `sock` (blocking, under whatever timeouts it has) and returns
     /// the stream; a TLS error (a client certificate refused, garbage instead of a
     /// ClientHello) is `InvalidData`, after the alert that explains it was sent.
-    pub fn handshake(mut conn: ServerConnection, mut sock: TcpStream) -> io::Result<TlsStream> {
+    pub fn handshake(conn: ServerConnection, sock: TcpStream) -> io::Result<TlsStream> {
+        TlsStream::handshake_by(conn, sock, None)
+    }
+
+    /// [`TlsStream::handshake`], finished by `deadline` (each socket read and write waits at
+    /// most for what is left of it) or failed with `TimedOut`.
+    pub fn handshake_by(
+        mut conn: ServerConnection,
+        mut sock: TcpStream,
+        deadline: impl Into<Option<Instant>>,
+    ) -> io::Result<TlsStream> {
+        let deadline = deadline.into();
         while conn.is_handshaking() {
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the TLS handshake took too long",
+                    ));
+                }
+                sock.set_read_timeout(Some(left))?;
+                sock.set_write_timeout(Some(left))?;
+            }
             let (read, written) = conn.complete_io(&mut sock)?;
             if read == 0 && written == 0 && conn.is_handshaking() {
                 return Err(io::Error::new(
@@ -217,6 +240,15 @@ impl Stream {
     /// Whether the connection is encrypted.
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
+    }
+
+    /// The certificate chain the client showed (leaf first); `None` on plaintext or when
+    /// the client showed none.
+    pub fn peer_certificates(&self) -> Option<Vec<rustls::pki_types::CertificateDer<'static>>> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(t) => t.peer_certificates(),
+        }
     }
 }
 

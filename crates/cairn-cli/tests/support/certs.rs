@@ -79,6 +79,15 @@ impl Certs {
         }
     }
 
+    /// A client certificate from the test CA for `cn` (key and certificate in one PEM, as
+    /// HBase's keystore and thriftpy2 take it), written to `dir`; returns its path.
+    pub fn client_named(&self, dir: &Path, cn: &str) -> PathBuf {
+        let (cert, key) = leaf(&self.issuer, cn, &["client"]);
+        let p = dir.join(format!("{cn}.pem"));
+        std::fs::write(&p, format!("{key}{cert}")).unwrap();
+        p
+    }
+
     /// Writes a new server certificate and key from the same CA over the server files;
     /// returns the new certificate's DER.
     pub fn renew_server(&self) -> Vec<u8> {

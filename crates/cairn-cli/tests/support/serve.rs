@@ -157,3 +157,49 @@ pub fn tail(s: &str, lines: usize) -> String {
     let all: Vec<&str> = s.lines().filter(|l| !l.contains(" DEBUG ")).collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
+
+impl Server {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's resident set in KiB (`VmRSS` of /proc/PID/status).
+    pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The most address space the server has held at once, in KiB (`VmPeak`): an allocation
+    /// shows there even if its pages were never touched.
+    pub fn vm_peak_kib(&self) -> u64 {
+        self.status_kib("VmPeak:")
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("{field} in /proc/PID/status"))
+    }
+
+    /// The address after `what` on a start-up line (`thrift on ` gives the Thrift port's).
+    pub fn printed_addr(&self, what: &str) -> String {
+        let deadline = std::time::Instant::now() + STARTUP;
+        loop {
+            {
+                let out = self.stdout.lock().unwrap();
+                if let Some(at) = out.find(what) {
+                    let rest = &out[at + what.len()..];
+                    return rest.split_whitespace().next().unwrap_or("").to_string();
+                }
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "cairn serve printed no `{what}` line"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -24,7 +24,9 @@ use cairn_thrift::hbase::{
 use cairn_thrift::thrift;
 use parking_lot::Mutex;
 
+use crate::connections::Activity;
 use crate::metrics::{Method, ThriftMetrics};
+use crate::security::{Authorizer, Caller, ACCESS_DENIED};
 
 mod admin;
 mod conversions;
@@ -46,7 +48,7 @@ type TResult<T> = thrift::Result<T>;
 #[derive(Clone, Debug)]
 pub struct HandlerConfig {
     /// At most this many scanners open at once, over all connections
-    /// (`cairn.thrift.max.open.scanners`).
+    /// (`cairn.thrift.max.open.scanners`): opening one more closes the least recently used.
     pub max_open_scanners: usize,
     /// A scanner not used for this long is closed (HBase's
     /// `hbase.client.scanner.timeout.period`, 60 s).
@@ -62,6 +64,8 @@ pub struct HandlerConfig {
     pub port: i32,
     /// What `getClusterId` answers.
     pub cluster_id: String,
+    /// Who may run admin operations (`hbase.security.authorization`, `hbase.superuser`).
+    pub authorizer: Arc<Authorizer>,
 }
 
 impl Default for HandlerConfig {
@@ -74,6 +78,7 @@ impl Default for HandlerConfig {
             server_name: "localhost".into(),
             port: 9090,
             cluster_id: "cairn".into(),
+            authorizer: Arc::new(Authorizer::off()),
         }
     }
 }
@@ -99,6 +104,11 @@ pub struct Handler {
     /// The batch this connection's last `scannerGetList` leaves to read ahead: set by that
     /// call, taken by [`Handler::read_ahead`] after the answer is sent.
     next_batch: Arc<Mutex<Option<NextBatch>>>,
+    /// Who calls on this connection (its client certificate's holder, or nobody).
+    caller: Caller,
+    /// The connection's activity, marked busy while a call runs (so the connection is not
+    /// closed as idle under it); `None` outside a server.
+    activity: Option<Arc<Activity>>,
 }
 
 impl std::ops::Deref for Handler {
@@ -125,6 +135,8 @@ impl Handler {
                 ahead_total: Arc::new(AtomicUsize::new(0)),
             }),
             next_batch: Arc::default(),
+            caller: Caller::Nobody,
+            activity: None,
         }
     }
 
@@ -133,7 +145,41 @@ impl Handler {
         Handler {
             core: self.core.clone(),
             next_batch: Arc::default(),
+            caller: Caller::Nobody,
+            activity: None,
         }
+    }
+
+    /// Who may run admin operations.
+    pub fn authorizer(&self) -> &Authorizer {
+        &self.config.authorizer
+    }
+
+    /// A handle for a new connection of `caller`, whose calls are marked on `activity`.
+    pub fn connection_of(&self, caller: Caller, activity: Arc<Activity>) -> Handler {
+        Handler {
+            caller,
+            activity: Some(activity),
+            ..self.connection()
+        }
+    }
+
+    /// Runs one call of this connection: an admin operation only for a superuser when
+    /// authorization is on (an `IOError` carrying HBase's `AccessDeniedException` message
+    /// otherwise), the connection marked busy while it runs.
+    fn call<T>(&self, m: Method, f: impl FnOnce() -> TResult<T>) -> TResult<T> {
+        if crate::security::thrift_is_admin(m) {
+            if let Err(d) = self.config.authorizer.require_admin(&self.caller) {
+                return self
+                    .core
+                    .call(m, || Err(io_error(format!("{ACCESS_DENIED}: {d}"))));
+            }
+        }
+        if let Some(a) = &self.activity {
+            // Done once the answer is out: the connection loop marks it, between requests.
+            a.call_started();
+        }
+        self.core.call(m, f)
     }
 
     /// Between this connection's requests: reads ahead for the scanner its last

@@ -1,5 +1,5 @@
 //! Open scanners: ids, leases (a scanner not used for `scanner_lease` is closed), the
-//! open-scanner and rows-per-call limits, and reading a scanner's next batch ahead while its
+//! open-scanner cap (the least recently used scanner makes room) and rows-per-call limit, and reading a scanner's next batch ahead while its
 //! client decodes the last one.
 
 use std::collections::VecDeque;
@@ -119,16 +119,6 @@ impl HandlerCore {
     fn open_scanner(&self, table: &[u8], scan: Scan, sort_columns: bool) -> TResult<ScannerID> {
         let t = table_name(table).map_err(io_error)?;
         self.expire_scanners();
-        if self.scanners.lock().len() >= self.config.max_open_scanners {
-            self.metrics
-                .rejected_scanners
-                .fetch_add(1, Ordering::Relaxed);
-            return Err(io_error(format!(
-                "too many open scanners (limit {}); close scanners or wait for their lease ({} s) to expire",
-                self.config.max_open_scanners,
-                self.config.scanner_lease.as_secs()
-            )));
-        }
         let scanner = self.rs.scanner(&t, scan).map_err(io)?;
         let mut id = self.next_scanner.fetch_add(1, Ordering::Relaxed);
         if id <= 0 {
@@ -147,6 +137,23 @@ impl HandlerCore {
             failed: None,
         }));
         let mut map = self.scanners.lock();
+        // At the cap the least recently used scanner not in a call makes room, as the native
+        // RPC's do: its next call finds it gone, as after an expired lease.
+        while map.len() >= self.config.max_open_scanners {
+            let victim = map
+                .iter()
+                .filter_map(|(id, s)| Some((*id, s.try_lock()?.last_used)))
+                .min_by_key(|(_, used)| *used)
+                .map(|(id, _)| id);
+            let Some(victim) = victim else {
+                break;
+            };
+            map.remove(&victim);
+            self.metrics.open_scanners.fetch_sub(1, Ordering::Relaxed);
+            self.metrics
+                .evicted_scanners
+                .fetch_add(1, Ordering::Relaxed);
+        }
         if map.insert(id, entry).is_none() {
             self.metrics.open_scanners.fetch_add(1, Ordering::Relaxed);
         }

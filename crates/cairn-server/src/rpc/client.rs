@@ -374,9 +374,7 @@ impl Services {
                     .map_or(self.max_result_size, |n| {
                         (n as usize).min(self.max_result_size)
                     });
-                let id = self.scanners.add(o);
-                let s = self.scanners.get(id).expect("just added");
-                (id, s)
+                self.scanners.add(o)
             }
         };
         let mut s = scanner.lock();

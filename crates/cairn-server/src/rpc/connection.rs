@@ -2,7 +2,7 @@
 //! handlers; responses are written by whichever handler finishes a call, under the
 //! connection's write lock.
 
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,6 +18,8 @@ use prost::Message;
 
 use super::errors::{self, RpcError};
 use super::Shared;
+use crate::connections::{self, Activity, Deadline, Tracked};
+use crate::security::{Caller, ACCESS_DENIED};
 
 /// The reader's buffer: several small calls per receive.
 const READ_BUFFER: usize = 64 << 10;
@@ -66,8 +68,13 @@ pub struct Conn {
     pub service: Service,
     /// Cell block codec: `None` = none (cells in messages), `Some(tags)` = KeyValueCodec.
     pub codec: Option<bool>,
+    /// Who is calling: the client certificate's holder, or the connection header's user.
+    pub caller: Caller,
     /// Plaintext or TLS: under TLS, a handle on the session the reader also uses.
     writer: Mutex<Stream>,
+    /// Calls in flight and when the client last sent bytes, for the idle timeout and the
+    /// connection cap.
+    activity: Arc<Activity>,
 }
 
 impl Conn {
@@ -120,22 +127,8 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     Ok(true)
 }
 
-/// Reads a frame of `len` bytes (already checked against the limit), growing the buffer as
-/// bytes arrive: a peer that announces a large frame and sends nothing costs no memory.
-fn read_frame(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(len.min(64 << 10));
-    let got = r.take(len as u64).read_to_end(&mut buf)?;
-    if got < len {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!("connection closed after {got} of a {len}-byte frame"),
-        ));
-    }
-    Ok(buf)
-}
-
 /// A response that answers no call (call id -1): a preamble answer or a fatal error.
-fn fatal(stream: &mut Stream, class: &'static str, message: &str) {
+fn fatal(stream: &mut impl Write, class: &'static str, message: &str) {
     let frame = wire::encode_response(
         wire::NO_CALL_ID,
         None,
@@ -145,13 +138,18 @@ fn fatal(stream: &mut Stream, class: &'static str, message: &str) {
     let _ = stream.write_all(&frame);
 }
 
-/// Serves one connection until it closes; the error says why it ended early.
-pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
+/// Serves one connection until it closes; the error says why it ended early. The opening
+/// (preamble and connection header) must be in by `deadline`.
+pub fn serve(
+    s: &Arc<Shared>,
+    stream: Stream,
+    activity: &Arc<Activity>,
+    deadline: Instant,
+) -> Result<(), String> {
     let metrics = &s.services.metrics;
-    // A client that connects and says nothing is dropped after the scanner lease.
-    let _ = stream
-        .socket()
-        .set_read_timeout(Some(Duration::from_secs(600)));
+    let socket = stream.socket().try_clone().map_err(|e| e.to_string())?;
+    // Every read of the opening ends by the deadline, however the bytes trickle in.
+    let mut stream = Deadline::new(Tracked::new(stream, activity.clone()), &socket, deadline);
     let auth = loop {
         let mut pre = [0u8; 6];
         if !read_full(&mut stream, &mut pre).map_err(|e| e.to_string())? {
@@ -163,23 +161,31 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
                     cluster_id: s.services.cluster_id.clone(),
                 };
                 let frame = wire::encode_response(wire::NO_CALL_ID, Some(&resp), None, b"");
-                let _ = stream.write_all(&frame);
+                let _ = stream.get_mut().get_mut().write_all(&frame);
                 return Ok(());
             }
             Ok(Preamble::Security) => {
                 fatal(
-                    &mut stream,
+                    stream.get_mut().get_mut(),
                     errors::SECURITY_NOT_ENABLED,
                     "security is not enabled",
                 );
             }
             Ok(Preamble::Rpc { auth }) => break auth,
             Err(e @ WireError::BadVersion(_)) => {
-                fatal(&mut stream, errors::WRONG_VERSION, &e.to_string());
+                fatal(
+                    stream.get_mut().get_mut(),
+                    errors::WRONG_VERSION,
+                    &e.to_string(),
+                );
                 return Err(e.to_string());
             }
             Err(e) => {
-                fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+                fatal(
+                    stream.get_mut().get_mut(),
+                    errors::FATAL_CONNECTION,
+                    &e.to_string(),
+                );
                 return Err(e.to_string());
             }
         }
@@ -188,7 +194,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
         let msg = format!(
             "authentication method {auth} is not supported: cairn serves SIMPLE authentication only"
         );
-        fatal(&mut stream, errors::BAD_AUTH, &msg);
+        fatal(stream.get_mut().get_mut(), errors::BAD_AUTH, &msg);
         return Err(msg);
     }
     let limit = s.config.max_request_size;
@@ -197,18 +203,26 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
         return Ok(());
     }
     let len = wire::frame_len(prefix, "connection header", limit).map_err(|e| {
-        fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+        fatal(
+            stream.get_mut().get_mut(),
+            errors::FATAL_CONNECTION,
+            &e.to_string(),
+        );
         e.to_string()
     })?;
-    let buf = read_frame(&mut stream, len).map_err(|e| e.to_string())?;
+    let buf = wire::read_frame(&mut stream, len).map_err(|e| e.to_string())?;
     let header = wire::decode_connection_header(&buf).map_err(|e| {
-        fatal(&mut stream, errors::FATAL_CONNECTION, &e.to_string());
+        fatal(
+            stream.get_mut().get_mut(),
+            errors::FATAL_CONNECTION,
+            &e.to_string(),
+        );
         e.to_string()
     })?;
     let service_name = header.service_name.as_deref().unwrap_or("");
     let Some(service) = Service::from_name(service_name) else {
         let msg = format!("Unknown service: {service_name}");
-        fatal(&mut stream, errors::UNKNOWN_SERVICE, &msg);
+        fatal(stream.get_mut().get_mut(), errors::UNKNOWN_SERVICE, &msg);
         return Err(msg);
     };
     let codec = match header.cell_block_codec_class.as_deref() {
@@ -217,7 +231,11 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
             Some(tags) => Some(tags),
             None => {
                 let msg = format!("cell block codec {c} is not supported (cairn speaks KeyValueCodec and KeyValueCodecWithTags)");
-                fatal(&mut stream, errors::UNSUPPORTED_CELL_CODEC, &msg);
+                fatal(
+                    stream.get_mut().get_mut(),
+                    errors::UNSUPPORTED_CELL_CODEC,
+                    &msg,
+                );
                 return Err(msg);
             }
         },
@@ -228,24 +246,40 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
         .filter(|c| !c.is_empty())
     {
         let msg = format!("cell block compressor {c} is not supported");
-        fatal(&mut stream, errors::UNSUPPORTED_COMPRESSION_CODEC, &msg);
+        fatal(
+            stream.get_mut().get_mut(),
+            errors::UNSUPPORTED_COMPRESSION_CODEC,
+            &msg,
+        );
         return Err(msg);
     }
-    let _ = stream.socket().set_read_timeout(None);
-    // A client that stops reading must not hold a handler forever: its connection is closed
+    let caller = caller_of(s, &header, stream.get_ref().get_ref()).inspect_err(|msg| {
+        fatal(stream.get_mut().get_mut(), ACCESS_DENIED, msg);
+    })?;
+    activity.set_established();
+    let stream = stream.into_inner();
+    // A client with nothing in flight that sends nothing for the idle timeout is gone; one
+    // that stops reading must not hold a handler forever either: its connection is closed
     // once a response cannot be written for this long.
-    let _ = stream.socket().set_write_timeout(Some(WRITE_TIMEOUT));
-    let writer = stream.try_clone().map_err(|e| e.to_string())?;
+    let idle = s.config.effective_idle_timeout();
+    let _ = socket.set_read_timeout((!idle.is_zero()).then_some(idle));
+    let _ = socket.set_write_timeout(Some(WRITE_TIMEOUT));
+    let writer = stream.get_ref().try_clone().map_err(|e| e.to_string())?;
     // Under TLS the socket shows encrypted bytes waiting, which as surely means a call is.
-    let fd = stream.socket().as_raw_fd();
+    let fd = socket.as_raw_fd();
     let conn = Arc::new(Conn {
         service,
         codec,
+        caller,
         writer: Mutex::new(writer),
+        activity: activity.clone(),
     });
     // One receive usually brings a call's length and its frame, and any calls behind it.
     let mut stream = BufReader::with_capacity(READ_BUFFER, stream);
     loop {
+        if !next_call(&mut stream, activity, idle)? {
+            return Ok(());
+        }
         if !read_full(&mut stream, &mut prefix).map_err(|e| e.to_string())? {
             return Ok(());
         }
@@ -256,7 +290,7 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
                 return Err(e.to_string());
             }
         };
-        let frame = read_frame(&mut stream, len).map_err(|e| e.to_string())?;
+        let frame = wire::read_frame(&mut stream, len).map_err(|e| e.to_string())?;
         metrics.received(4 + len);
         let call = match wire::decode_call(Bytes::from(frame)) {
             Ok(c) => c,
@@ -273,6 +307,19 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
                 return Err(e.to_string());
             }
         };
+        let id = call.id();
+        // Bytes of calls queued or running are bounded as HBase bounds them (inline calls
+        // too), the call counted until its answer is written.
+        if !s.reserve_queue_bytes(call.size) {
+            refuse_queue_full(
+                s,
+                &conn,
+                id,
+                "is hbase.ipc.server.max.callqueue.size too small?",
+            );
+            continue;
+        }
+        conn.activity.call_started();
         // A single-row call with nothing behind it on this connection runs here on the reader:
         // handing it to a handler would cost a thread wake-up and a context switch, more than
         // the call itself (a cached get takes a few microseconds). Calls behind it, or long
@@ -285,27 +332,83 @@ pub fn serve(s: &Arc<Shared>, mut stream: Stream) -> Result<(), String> {
                 continue;
             }
         }
-        let id = call.id();
+        let size = call.size;
         let job = Job::Call {
             conn: conn.clone(),
             call: Box::new(call),
             queued: Instant::now(),
         };
         if s.queue.try_push(job).is_err() {
-            metrics.exception(errors::CALL_QUEUE_TOO_BIG);
-            let e = RpcError::new(
-                errors::CALL_QUEUE_TOO_BIG,
-                format!(
-                    "Call queue is full on {}, too many items queued ?",
-                    s.services.location.host
-                ),
-                false,
-            );
-            let frame = wire::encode_response(id, None, Some(e.to_response()), b"");
-            metrics.sent(frame.len());
-            conn.send(&frame);
+            s.release_queue_bytes(size);
+            conn.activity.call_done();
+            refuse_queue_full(s, &conn, id, "too many items queued ?");
         }
     }
+}
+
+/// Answers call `id` with `CallQueueTooBigException` (HBase's message, `why` after the
+/// server name); the client backs off and retries.
+fn refuse_queue_full(s: &Shared, conn: &Conn, id: u32, why: &str) {
+    let metrics = &s.services.metrics;
+    metrics.exception(errors::CALL_QUEUE_TOO_BIG);
+    let e = RpcError::new(
+        errors::CALL_QUEUE_TOO_BIG,
+        format!(
+            "Call queue is full on {}, {why}",
+            s.services.location.name()
+        ),
+        false,
+    );
+    let frame = wire::encode_response(id, None, Some(e.to_response()), b"");
+    metrics.sent(frame.len());
+    conn.send(&frame);
+}
+
+/// Waits for the next call's first bytes; `Ok(false)` when the client closed. A client that
+/// sends nothing for `idle` while none of its calls is in flight is gone.
+fn next_call(
+    stream: &mut impl BufRead,
+    activity: &Activity,
+    idle: Duration,
+) -> Result<bool, String> {
+    loop {
+        match stream.fill_buf() {
+            Ok(b) => return Ok(!b.is_empty()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if connections::timed_out(&e) => {
+                if activity.in_flight() > 0 || activity.quiet_for() < idle {
+                    continue;
+                }
+                return Err(format!(
+                    "idle for {} s with no call in flight",
+                    idle.as_secs()
+                ));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Who calls on a connection: its client certificate's holder, else the header's SIMPLE user.
+/// With authorization on, a header asking to act for another user (a proxy user) is
+/// refused, as HBase refuses it without `hadoop.proxyuser.*` rules.
+fn caller_of(s: &Shared, header: &pb::ConnectionHeader, stream: &Stream) -> Result<Caller, String> {
+    let info = header.user_info.as_ref();
+    let claimed = info.map(|u| u.effective_user.as_str());
+    if s.config.authorizer.enabled() {
+        if let Some((user, real)) =
+            info.and_then(|u| Some((&u.effective_user, u.real_user.as_ref()?)))
+        {
+            if !real.is_empty() && real != user {
+                return Err(format!(
+                    "user {real} may not act for {user}: cairn serves no proxy users"
+                ));
+            }
+        }
+    }
+    Ok(s.config
+        .authorizer
+        .caller(stream.peer_certificates().as_deref(), claimed))
 }
 
 /// Answers a request over the size limit with `RequestTooBigException` (for the call whose
@@ -389,6 +492,7 @@ fn run(s: &Shared, conn: &Conn, call: &Call, queued: Instant) {
     let started = Instant::now();
     // A bug must cost one call its answer, not the server a thread.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        super::dispatch::authorize(&s.config.authorizer, conn, call)?;
         super::dispatch::call(&s.services, conn, call)
     }))
     .unwrap_or_else(|panic| {
@@ -421,11 +525,77 @@ fn run(s: &Shared, conn: &Conn, call: &Call, queued: Instant) {
         frame.len(),
     );
     conn.send(&frame);
+    s.release_queue_bytes(call.size);
+    conn.activity.touch();
+    conn.activity.call_done();
 }
 
 #[cfg(test)]
 mod tests {
     use super::InlineSlots;
+    use super::{next_call, Activity};
+    use std::io::{self, BufReader, Read};
+    use std::time::Duration;
+
+    /// A socket whose reads time out `timeouts` times, then deliver `data`.
+    struct Slow {
+        timeouts: usize,
+        data: &'static [u8],
+    }
+
+    impl Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.timeouts > 0 {
+                self.timeouts -= 1;
+                std::thread::sleep(Duration::from_millis(20));
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn activity() -> std::sync::Arc<Activity> {
+        let r = crate::connections::Registry::new(4);
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        r.admit(&s).unwrap().activity
+    }
+
+    #[test]
+    fn the_idle_timeout_spares_a_connection_with_a_call_in_flight() {
+        let idle = Duration::from_millis(10);
+        // Quiet for longer than the timeout with nothing in flight: gone.
+        let a = activity();
+        std::thread::sleep(Duration::from_millis(30));
+        let mut r = BufReader::new(Slow {
+            timeouts: 1,
+            data: b"x",
+        });
+        let e = next_call(&mut r, &a, idle).unwrap_err();
+        assert!(e.contains("idle"), "{e}");
+        // The same with a call in flight: the wait goes on until the next call comes.
+        a.call_started();
+        let mut r = BufReader::new(Slow {
+            timeouts: 5,
+            data: b"x",
+        });
+        assert!(next_call(&mut r, &a, idle).unwrap());
+        // And once it is answered, the quiet is counted from then.
+        a.touch();
+        a.call_done();
+        let mut r = BufReader::new(Slow {
+            timeouts: 0,
+            data: b"",
+        });
+        assert!(
+            !next_call(&mut r, &a, idle).unwrap(),
+            "the end of the stream"
+        );
+    }
 
     #[test]
     fn inline_slots_are_bounded_and_given_back() {

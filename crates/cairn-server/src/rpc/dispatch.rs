@@ -8,6 +8,7 @@ use super::connection::{Conn, Service};
 use super::convert::ResultWriter;
 use super::errors::RpcError;
 use super::Services;
+use crate::security::Authorizer;
 
 /// A response message and its cell block.
 pub type Reply = (Box<dyn EncodeDelimited + Send>, Vec<u8>);
@@ -26,7 +27,7 @@ fn unknown(service: Service, method: &str) -> RpcError {
     ))
 }
 
-/// Runs one call.
+/// Runs one call (its caller already allowed to: see [`authorize`]).
 pub fn call(s: &Services, conn: &Conn, call: &Call) -> Result<Reply, RpcError> {
     let method = call.method();
     match conn.service {
@@ -61,4 +62,16 @@ fn client(s: &Services, conn: &Conn, call: &Call, method: &str) -> Result<Reply,
         _ => return Err(unknown(conn.service, method)),
     };
     Ok((msg, out.block))
+}
+
+/// Whether the connection's caller may make `call`: admin operations, on every service, need
+/// a superuser when authorization is on ([`crate::security`]); HBase's
+/// `AccessDeniedException` otherwise.
+pub fn authorize(authorizer: &Authorizer, conn: &Conn, call: &Call) -> Result<(), RpcError> {
+    if crate::security::rpc_is_admin(conn.service, call.method()) {
+        authorizer
+            .require_admin(&conn.caller)
+            .map_err(|d| RpcError::new(crate::security::ACCESS_DENIED, d.0, true))?;
+    }
+    Ok(())
 }

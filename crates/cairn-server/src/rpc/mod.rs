@@ -9,7 +9,11 @@
 //! byte when `hbase.server.netty.tls.supportplaintext` allows it), which decodes calls and queues them;
 //! `hbase.regionserver.handler.count` handlers, which run calls and write each response as it
 //! is ready, so pipelined calls on one connection are answered out of order. A full call queue
-//! answers `CallQueueTooBigException` at once, as HBase does.
+//! (by count, `hbase.ipc.server.max.callqueue.length`, or by bytes of calls queued or running,
+//! `hbase.ipc.server.max.callqueue.size`) answers `CallQueueTooBigException` at once, as HBase
+//! does. Connections are capped, the quietest idle one making room for a new one
+//! ([`crate::connections`]); the opening (TLS handshake, preamble, connection header) has a
+//! deadline, and a connection with nothing in flight is closed after an idle timeout.
 
 mod admin;
 mod bulk_load;
@@ -28,17 +32,19 @@ mod registry;
 pub mod scanners;
 mod split;
 
-use std::collections::HashMap;
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cairn_region::RegionServer;
-use parking_lot::Mutex;
 
+use crate::connections::{self, Registry};
+use crate::security::Authorizer;
+
+pub use connection::Service;
 pub use errors::RpcError;
 pub use metrics::RpcMetrics;
 
@@ -59,11 +65,27 @@ pub struct RpcConfig {
     /// Calls queued for the handlers at most (`hbase.ipc.server.max.callqueue.length`,
     /// 10 per handler); more get `CallQueueTooBigException`.
     pub max_queue_length: usize,
+    /// Bytes of calls queued or running at most (`hbase.ipc.server.max.callqueue.size`,
+    /// 1 GiB); a call that would pass it gets `CallQueueTooBigException`.
+    pub max_queue_bytes: usize,
     /// Largest request frame (`hbase.ipc.max.request.size`, 256 MiB); a larger one gets
     /// `RequestTooBigException` and the connection is closed.
     pub max_request_size: usize,
-    /// Connections served at once; more are refused.
+    /// Connections open at once (`cairn.ipc.server.max.connections`, 4000): at the cap the
+    /// quietest connection with no call in flight is closed to make room.
     pub max_connections: usize,
+    /// How long a new connection has for its TLS handshake, preamble and connection header
+    /// (`cairn.ipc.server.header.timeout`, 10 s).
+    pub header_timeout: Duration,
+    /// A connection with no call in flight is closed once its client has sent nothing for this
+    /// long (`cairn.ipc.server.idle.timeout`, 300 s: past HBase's client, which closes its own
+    /// idle connections after `hbase.ipc.client.connection.minIdleTimeBeforeClose`, 120 s,
+    /// checked as often, so up to 240 s; never below twice the scanner lease; 0 = never).
+    pub idle_timeout: Duration,
+    /// Scanners open at once (`cairn.ipc.server.max.open.scanners`, 10000): opening one more
+    /// closes the least recently used, whose next call gets `UnknownScannerException` as if
+    /// its lease had expired.
+    pub max_open_scanners: usize,
     /// Scanner lease (`hbase.client.scanner.timeout.period`, 60 s).
     pub scanner_lease: Duration,
     /// Most bytes one scan call returns (`hbase.server.scanner.max.result.size`, 100 MiB).
@@ -74,6 +96,8 @@ pub struct RpcConfig {
     /// TLS for the port (`hbase.server.netty.tls.enabled` and friends, or `--tls-cert`);
     /// `None` = plaintext only.
     pub tls: Option<Arc<cairn_tls::TlsAcceptor>>,
+    /// Who may run admin operations (`hbase.security.authorization`, `hbase.superuser`).
+    pub authorizer: Arc<Authorizer>,
 }
 
 impl Default for RpcConfig {
@@ -83,13 +107,29 @@ impl Default for RpcConfig {
             hostname: None,
             handlers: 30,
             max_queue_length: 300,
+            max_queue_bytes: 1 << 30,
             max_request_size: 256 << 20,
-            max_connections: 1000,
+            max_connections: 4000,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            max_open_scanners: 10_000,
             scanner_lease: Duration::from_secs(60),
             max_result_size: 100 << 20,
             min_scan_time_limit: Duration::from_millis(10),
             tls: None,
+            authorizer: Arc::new(Authorizer::off()),
         }
+    }
+}
+
+impl RpcConfig {
+    /// The idle timeout in force: never so short that a client reading a scanner at the
+    /// pace its lease allows (a call at most every lease) is cut off between two calls.
+    pub fn effective_idle_timeout(&self) -> Duration {
+        if self.idle_timeout.is_zero() {
+            return Duration::ZERO;
+        }
+        self.idle_timeout.max(self.scanner_lease * 2)
     }
 }
 
@@ -119,9 +159,10 @@ struct Shared {
     services: Services,
     config: RpcConfig,
     stop: AtomicBool,
-    conns: Mutex<HashMap<u64, TcpStream>>,
-    next_conn: AtomicU64,
+    conns: Registry,
     queue: queue::CallQueue<Job>,
+    /// Bytes of calls queued or running now (HBase's `callQueueSizeInBytes`).
+    queued_bytes: AtomicUsize,
     /// Calls running on connection readers right now, and how many may (the CPUs): past
     /// that, more threads running calls at once only contend for them, and the handlers
     /// take the rest.
@@ -137,7 +178,7 @@ impl RpcServer {
         info_port: Option<u16>,
         metrics: Arc<RpcMetrics>,
     ) -> io::Result<RpcServer> {
-        let listener = TcpListener::bind(&config.addr)?;
+        let listener = connections::bind(&config.addr)?;
         let addr = listener.local_addr()?;
         let start_code = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -156,7 +197,8 @@ impl RpcServer {
                 start_code,
             },
             cluster_id,
-            scanners: Scanners::new(config.scanner_lease, start_code),
+            scanners: Scanners::new(config.scanner_lease, start_code)
+                .with_cap(config.max_open_scanners),
             procedures: master::Procedures::default(),
             metrics,
             max_result_size: config.max_result_size,
@@ -165,13 +207,14 @@ impl RpcServer {
             rs,
         };
         let queue_length = config.max_queue_length;
+        let max_connections = config.max_connections;
         let shared = Arc::new(Shared {
             services,
             config,
             stop: AtomicBool::new(false),
-            conns: Mutex::new(HashMap::new()),
-            next_conn: AtomicU64::new(0),
+            conns: Registry::new(max_connections),
             queue: queue::CallQueue::new(queue_length),
+            queued_bytes: AtomicUsize::new(0),
             inline: connection::InlineSlots::new(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
@@ -234,6 +277,16 @@ impl RpcServer {
         self.shared.services.scanners.len()
     }
 
+    /// Scanners closed so far to make room for new ones at the cap.
+    pub fn evicted_scanners(&self) -> u64 {
+        self.shared.services.scanners.evicted()
+    }
+
+    /// Connections closed so far to make room for new ones at the cap.
+    pub fn evicted_connections(&self) -> u64 {
+        self.shared.conns.evicted()
+    }
+
     /// Stops accepting, closes every connection and waits for the handlers.
     pub fn stop(&mut self) {
         let s = &self.shared;
@@ -244,11 +297,9 @@ impl RpcServer {
         if let Some(a) = self.acceptor.take() {
             let _ = a.join();
         }
-        for c in s.conns.lock().values() {
-            let _ = c.shutdown(Shutdown::Both);
-        }
+        s.conns.shutdown_all(Shutdown::Both);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !s.conns.lock().is_empty() && Instant::now() < deadline {
+        while !s.conns.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         // Each handler ends at a stop job of its own.
@@ -268,6 +319,25 @@ impl RpcServer {
 impl Drop for RpcServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+impl Shared {
+    /// Counts `size` bytes of a call against `hbase.ipc.server.max.callqueue.size`; false
+    /// when they would pass it (HBase refuses a call when its size plus those queued or
+    /// running exceed the bound).
+    fn reserve_queue_bytes(&self, size: usize) -> bool {
+        let max = self.config.max_queue_bytes;
+        self.queued_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                q.checked_add(size).filter(|&n| n <= max)
+            })
+            .is_ok()
+    }
+
+    /// Gives back what [`Shared::reserve_queue_bytes`] counted, once the call is answered.
+    fn release_queue_bytes(&self, size: usize) {
+        self.queued_bytes.fetch_sub(size, Ordering::AcqRel);
     }
 }
 
@@ -294,46 +364,80 @@ fn accept_loop(listener: TcpListener, s: Arc<Shared>) {
                 continue;
             }
         };
-        if s.conns.lock().len() >= s.config.max_connections {
+        let accepted = Instant::now();
+        let Some(admitted) = s.conns.admit(&stream) else {
+            // Every connection has a call in flight: none can make room.
             s.services.metrics.rejected_connection();
             let _ = stream.shutdown(Shutdown::Both);
             continue;
-        }
-        let _ = stream.set_nodelay(true);
-        let id = s.next_conn.fetch_add(1, Ordering::Relaxed);
-        let Ok(registered) = stream.try_clone() else {
-            continue;
         };
-        s.conns.lock().insert(id, registered);
+        let _ = stream.set_nodelay(true);
+        let id = admitted.id;
         let s2 = s.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("cairn-rpc-conn-{id}"))
+            // No name: naming a thread makes it allocate as it starts, and its first
+            // allocation costs the allocator's per-thread heap (~70 KB resident with
+            // transparent huge pages) before the client has sent a byte. It shows under its
+            // acceptor's name instead.
+            .stack_size(connections::CONNECTION_STACK)
             .spawn(move || {
-                let peer = stream
-                    .peer_addr()
-                    .map(|a| a.to_string())
-                    .unwrap_or_default();
-                let stream = match cairn_tls::acceptor::accept(s2.config.tls.as_deref(), stream) {
-                    Ok(st) => st,
-                    Err(e) => {
-                        if !s2.stop.load(Ordering::Acquire) {
-                            tracing::info!("refused rpc connection from {peer}: {e}");
-                        }
-                        s2.conns.lock().remove(&id);
-                        return;
-                    }
-                };
-                s2.services.metrics.connection_opened();
-                if let Err(reason) = connection::serve(&s2, stream) {
-                    if !s2.stop.load(Ordering::Acquire) {
-                        tracing::info!("rpc connection from {peer} closed: {reason}");
-                    }
-                }
-                s2.conns.lock().remove(&id);
-                s2.services.metrics.connection_closed();
+                serve_socket(&s2, stream, admitted, accepted);
+                s2.conns.remove(id);
             });
         if spawned.is_err() {
-            s.conns.lock().remove(&id);
+            s.conns.remove(id);
+        }
+    }
+}
+
+/// One connection's thread: waits, allocating nothing, for the client's first byte, then
+/// runs the opening and serves calls until the connection ends.
+fn serve_socket(
+    s: &Arc<Shared>,
+    stream: TcpStream,
+    admitted: connections::Admitted,
+    accepted: Instant,
+) {
+    let deadline = accepted + s.config.header_timeout;
+    // An address, not a string: nothing is allocated until the client has said something.
+    let who = Peer(stream.peer_addr().ok());
+    match connections::wait_for_bytes(&stream, Some(s.config.header_timeout)) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            if !s.stop.load(Ordering::Acquire) {
+                tracing::debug!("rpc connection from {who} sent nothing: {e}");
+            }
+            return;
+        }
+    }
+    let stream = match cairn_tls::acceptor::accept_by(s.config.tls.as_deref(), stream, deadline) {
+        Ok(st) => st,
+        Err(e) => {
+            if !s.stop.load(Ordering::Acquire) {
+                tracing::info!("refused rpc connection from {who}: {e}");
+            }
+            return;
+        }
+    };
+    s.services.metrics.connection_opened();
+    if let Err(reason) = connection::serve(s, stream, &admitted.activity, deadline) {
+        if !s.stop.load(Ordering::Acquire) {
+            tracing::info!("rpc connection from {who} closed: {reason}");
+        }
+    }
+    s.services.metrics.connection_closed();
+}
+
+/// A client's address for log lines (empty when the socket no longer knows it).
+#[derive(Clone, Copy)]
+pub(crate) struct Peer(pub(crate) Option<SocketAddr>);
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(a) => write!(f, "{a}"),
+            None => Ok(()),
         }
     }
 }

@@ -1,5 +1,10 @@
 //! Open scanners of the native RPC: one per `Scan` that opened one, until the client closes
 //! it, the region runs out, or its lease (`hbase.client.scanner.timeout.period`) expires.
+//!
+//! HBase keeps any number of scanners until their leases expire; cairn caps them per server
+//! (`cairn.ipc.server.max.open.scanners`): opening one past the cap closes the least recently
+//! used scanner not in a call right now. Its next call gets `UnknownScannerException`, as
+//! after an expired lease, and HBase's client reopens the scan after the last row it got.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -138,17 +143,34 @@ pub struct Scanners {
     open: Mutex<HashMap<u64, Arc<Mutex<OpenScanner>>>>,
     next_id: AtomicU64,
     lease: Duration,
+    max: usize,
+    evicted: AtomicU64,
 }
 
 impl Scanners {
     /// No scanners yet; ids start from `seed` (the server's start code, so ids of a restarted
-    /// server do not repeat those a client may still hold).
+    /// server do not repeat those a client may still hold); at most 10000 open at once.
     pub fn new(lease: Duration, seed: u64) -> Scanners {
         Scanners {
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(seed.wrapping_shl(20) | 1),
             lease,
+            max: 10_000,
+            evicted: AtomicU64::new(0),
         }
+    }
+
+    /// At most `max` scanners open at once (at least one).
+    pub fn with_cap(self, max: usize) -> Scanners {
+        Scanners {
+            max: max.max(1),
+            ..self
+        }
+    }
+
+    /// Scanners closed so far to make room for new ones.
+    pub fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
     }
 
     /// The lease: a scanner unused this long is closed.
@@ -156,11 +178,27 @@ impl Scanners {
         self.lease
     }
 
-    /// Registers a scanner; returns its id.
-    pub fn add(&self, s: OpenScanner) -> u64 {
+    /// Registers a scanner; returns its id and the scanner. At the cap, the least recently
+    /// used scanner not in a call is closed first.
+    pub fn add(&self, s: OpenScanner) -> (u64, Arc<Mutex<OpenScanner>>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.open.lock().insert(id, Arc::new(Mutex::new(s)));
-        id
+        let scanner = Arc::new(Mutex::new(s));
+        let mut open = self.open.lock();
+        while open.len() >= self.max {
+            let victim = open
+                .iter()
+                .filter_map(|(id, s)| Some((*id, s.try_lock()?.last_used)))
+                .min_by_key(|(_, used)| *used)
+                .map(|(id, _)| id);
+            let Some(victim) = victim else {
+                // Every one is in a call: over the cap for the moment rather than waiting.
+                break;
+            };
+            open.remove(&victim);
+            self.evicted.fetch_add(1, Ordering::Relaxed);
+        }
+        open.insert(id, scanner.clone());
+        (id, scanner)
     }
 
     /// An open scanner, its lease renewed.
@@ -209,15 +247,44 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn leases_expire_unused_scanners() {
-        let s = Scanners::new(Duration::from_millis(30), 7);
-        let a = s.add(OpenScanner::new(
+    fn empty() -> OpenScanner {
+        OpenScanner::new(
             Source::Meta(VecDeque::new()),
             ScanBounds::default(),
             None,
             0,
-        ));
+        )
+    }
+
+    #[test]
+    fn at_the_cap_the_least_recently_used_scanner_makes_room() {
+        let s = Scanners::new(Duration::from_secs(60), 7).with_cap(3);
+        let (a, _) = s.add(empty());
+        std::thread::sleep(Duration::from_millis(2));
+        let (b, _) = s.add(empty());
+        std::thread::sleep(Duration::from_millis(2));
+        let (c, _) = s.add(empty());
+        std::thread::sleep(Duration::from_millis(2));
+        // a is used again: b is now the least recently used.
+        assert!(s.get(a).is_some());
+        let (d, _) = s.add(empty());
+        assert_eq!(s.len(), 3);
+        assert!(s.get(b).is_none(), "b made room");
+        assert_eq!(s.evicted(), 1);
+        // A scanner in a call is never taken from under it.
+        let busy_c = s.get(c).unwrap();
+        let busy_d = s.get(d).unwrap();
+        let busy_a = s.get(a).unwrap();
+        let (_ga, _gc, _gd) = (busy_a.lock(), busy_c.lock(), busy_d.lock());
+        let (e, _) = s.add(empty());
+        assert_eq!(s.len(), 4, "over the cap while all are busy");
+        assert!(s.open.lock().contains_key(&e));
+    }
+
+    #[test]
+    fn leases_expire_unused_scanners() {
+        let s = Scanners::new(Duration::from_millis(30), 7);
+        let (a, _) = s.add(empty());
         assert!(s.get(a).is_some());
         assert_eq!(s.expire(), 0);
         std::thread::sleep(Duration::from_millis(60));
