@@ -31,8 +31,9 @@
 #   CAIRN_BENCH_WRITE_ROWS (1000000), CAIRN_BENCH_COMPACT_ROWS (100000, x 10 KiB = ~1 GB),
 #   CAIRN_BENCH_DIR (temporary files; the system's temp dir), CAIRN_BENCH_OUT
 #   (bench/results/<UTC date>), CAIRN_BENCH_HBASE_HEAP (4g; half of it is HBase's block cache),
-#   CAIRN_BENCH_SKIP_ROCKSDB, CAIRN_BENCH_SKIP_HBASE, CAIRN_BENCH_PROFILE (release; the test
-#   suite's smoke run says dev, to reuse the build its tests made: such numbers mean nothing)
+#   CAIRN_BENCH_SKIP_ROCKSDB, CAIRN_BENCH_SKIP_HBASE, CAIRN_BENCH_PROFILE (release),
+#   CAIRN_BENCH_BIN (a cairn binary to use as it is, nothing built: the test suite's smoke run
+#   passes the one its tests built, whose numbers mean nothing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,9 +65,13 @@ for t in $threads_list; do
 done
 
 echo "== building" >&2
-profile=${CAIRN_BENCH_PROFILE:-release}
-cargo build --profile "$profile" --locked -p cairn-cli >&2
-case "$profile" in dev) cairn=target/debug/cairn ;; *) cairn=target/$profile/cairn ;; esac
+if [ -n "${CAIRN_BENCH_BIN:-}" ]; then
+    cairn=$CAIRN_BENCH_BIN
+else
+    profile=${CAIRN_BENCH_PROFILE:-release}
+    cargo build --profile "$profile" --locked -p cairn-cli >&2
+    case "$profile" in dev) cairn=target/debug/cairn ;; *) cairn=target/$profile/cairn ;; esac
+fi
 # What was built, recorded now: crates/ may change while the rounds run.
 built="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo ' (crates/ has uncommitted changes)')"
 engines=(cairn)

@@ -86,18 +86,24 @@ step "tests (kernel chosen at run time; HBase, ZooKeeper and HDFS interop includ
 CAIRN_REQUIRE_TLS_CLIENTS=1 cargo test --workspace --locked
 
 step "happybase against cairn serve, on local disk and on HDFS"
-# The binary the tests used (the dev profile): nothing new is compiled.
-cargo build --locked -p cairn-cli
+# The binary the tests built and ran (target/debug/cairn). No `cargo build` here: a build of
+# cairn-cli alone resolves features without the tests' dev-dependencies and would compile it
+# again (~3 minutes).
+test -x target/debug/cairn
 CAIRN_BIN=target/debug/cairn "$venv/bin/python" -m pytest -q tests/happybase
 CAIRN_BIN=target/debug/cairn CAIRN_HAPPYBASE_HDFS=1 "$venv/bin/python" -m pytest -q tests/happybase
 
 step "tests with the portable kernel forced (what the kernel computes: checksums, HFiles)"
-# Only the tests whose results depend on the checksum kernel; the rest ran above.
-CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-checksum -p cairn-hfile
-CAIRN_CHECKSUM_IMPL=portable cargo test --locked -p cairn-cli --test cli --test hfile_cli
+# The unit tests, and the integration tests whose results depend on the checksum kernel
+# (checksum properties, HFiles both ways with HBase, the checksum and hfile subcommands); the
+# rest ran above. Selected with --workspace, as above, so features resolve as they did there
+# and nothing is compiled again (`-p cairn-cli` alone would rebuild three crates).
+kernel_tests=(--workspace --locked --lib --test properties --test roundtrip --test hbase_interop
+    --test cli --test hfile_cli)
+CAIRN_CHECKSUM_IMPL=portable cargo test "${kernel_tests[@]}"
 
 step "tests with the crate kernels forced"
-CAIRN_CHECKSUM_IMPL=crates cargo test --locked -p cairn-checksum
+CAIRN_CHECKSUM_IMPL=crates cargo test --workspace --locked --lib --test properties
 
 step "model check of the block cache's slot protocol (loom)"
 RUSTFLAGS="--cfg loom" cargo test --locked -p cairn-blockcache --lib --release --target-dir target/loom loom
@@ -106,18 +112,20 @@ rm -rf target/loom
 step "benchmark smoke runs (tiny sizes, the tests' build: they only have to run)"
 # `--profile dev` reuses what the tests compiled: a release build of the workspace would cost
 # ~15 minutes of CI for numbers nobody reads. bench/ scripts measure with release builds.
-smoke=(--locked --profile dev)
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-region --bench hdfs_vs_local
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-fs --features hdfs --bench hdfs_reads
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-checksum --bench checksum -- block64k_chunk512
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-blockcache --bench cache_hit -- cache_hit/l1
-CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench "${smoke[@]}" -p cairn-blockcache --bench cached_gets
-CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench "${smoke[@]}" -p cairn-hfile --bench hfile_vs_hbase
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-wal --bench wal_append
-CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" -p cairn-cli --bench compaction_vs_hbase
+# --workspace (a bench picked by name) keeps the features the tests resolved: `-p` would build
+# the crate again with fewer.
+smoke=(--locked --profile dev --workspace)
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench hdfs_vs_local
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench hdfs_reads
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench checksum -- block64k_chunk512
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench cache_hit -- cache_hit/l1
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_GETS=20000 cargo bench "${smoke[@]}" --bench cached_gets
+CAIRN_BENCH_CELLS=20000 CAIRN_BENCH_ROUNDS=1 cargo bench "${smoke[@]}" --bench hfile_vs_hbase
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench wal_append
+CAIRN_BENCH_QUICK=1 cargo bench "${smoke[@]}" --bench compaction_vs_hbase
 # the side-by-side report (bench/report.sh) at tiny sizes; RocksDB stays out of CI (its C++
 # build takes ~40 CPU-minutes), Pebble is a ~1 min `go build`, matplotlib comes from PyPI
-CAIRN_BENCH_PROFILE=dev CAIRN_BENCH_SKIP_ROCKSDB=1 ROUNDS=1 CAIRN_BENCH_ROWS=20000 \
+CAIRN_BENCH_BIN=target/debug/cairn CAIRN_BENCH_SKIP_ROCKSDB=1 ROUNDS=1 CAIRN_BENCH_ROWS=20000 \
     CAIRN_BENCH_SCANS=20 CAIRN_BENCH_WRITE_ROWS=20000 CAIRN_BENCH_COMPACT_ROWS=2000 \
     CAIRN_BENCH_OUT=target/bench-report-smoke bench/report.sh >/dev/null
 disk
