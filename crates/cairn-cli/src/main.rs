@@ -59,8 +59,9 @@ enum Command {
     /// YCSB's core workloads (A-F) on an embedded store, printing YCSB's output:
     /// `cairn ycsb load|run|all -P workloada [-p name=value]... [-threads N] [-target N] [-s]`.
     Ycsb(ycsb::YcsbArgs),
-    /// HBase's Thrift1 gateway (happybase works unchanged) on an embedded store, with
-    /// Prometheus /metrics, /jmx and /health over HTTP: `cairn serve [--data DIR] [-p PORT]`.
+    /// A region server on an embedded store: HBase's native RPC (HBase's Java client, shell and
+    /// tools), Thrift1 (happybase), and /metrics, /jmx and /health over HTTP:
+    /// `cairn serve [--data DIR] [-p PORT]`.
     Serve(serve::ServeArgs),
     /// The regions of an embedded store's tables (the shell's `list_regions`):
     /// `cairn regions --data DIR [TABLE]`.
