@@ -415,15 +415,31 @@ impl Services {
     }
 
     /// The cluster as `Admin.getClusterMetrics` shows it: this one server, live, holding every
-    /// region.
+    /// region, named in the live servers and the server names, with every table's regions
+    /// open; no dead, unknown or backup servers and nothing in transition. Every part is
+    /// filled whatever the request's options ask, as HBase's master may.
     pub(super) fn cluster_status(&self) -> pb::ClusterStatus {
         let me = self.location.server_name();
         let mut region_loads = Vec::new();
         let mut requests = 0u64;
+        let mut table_counts = Vec::new();
         for name in self.rs.table_names() {
             let Ok(t) = self.rs.table(&name) else {
                 continue;
             };
+            // Every region of a table cairn holds is open on this server: none is split,
+            // closed or in transition.
+            let regions = t.regions.len() as u32;
+            table_counts.push(pb::TableRegionStatesCount {
+                table_name: super::meta::table_name_pb(&name),
+                region_states_count: pb::RegionStatesCount {
+                    open_regions: regions,
+                    split_regions: 0,
+                    closed_regions: 0,
+                    regions_in_transition: 0,
+                    total_regions: regions,
+                },
+            });
             for r in &t.regions {
                 let m: HashMap<&str, u64> = r.metric_values().into_iter().collect();
                 let get = |k: &str| m.get(k).copied().unwrap_or(0);
@@ -464,6 +480,9 @@ impl Services {
             cluster_id: Some(pb::ClusterId {
                 cluster_id: self.cluster_id.clone(),
             }),
+            // Admin.getRegionServers() reads this list (HBase's ITBLL stops without it).
+            servers_name: vec![me.clone()],
+            table_region_states_count: table_counts,
             master: Some(me),
             balancer_on: Some(false),
             master_info_port: self.info_port.map(i32::from),

@@ -14,6 +14,7 @@ import java.util.TreeSet;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.NamespaceDescriptor;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
@@ -23,6 +24,7 @@ import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.RegionStatesCount;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
@@ -146,6 +148,32 @@ final class ClientApiAdmin {
     r.run("listTableNames", () -> {
       List<TableName> names = Arrays.asList(c.admin.listTableNames());
       r.check("listTableNames", names.contains(c.main), "contains " + c.main, names.toString());
+    });
+    r.run("cluster metrics, every option", () -> {
+      // What HBase's tools ask: ITBLL reads getRegionServers(), the shell's `status 'detailed'`
+      // every option.
+      ClusterMetrics m = c.admin.getClusterMetrics(EnumSet.allOf(ClusterMetrics.Option.class));
+      List<ServerName> names = m.getServersName();
+      r.check("cluster metrics server names", names.size() == 1
+          && m.getLiveServerMetrics().keySet().equals(new java.util.HashSet<>(names)),
+          "one server, the live one", names + " vs " + m.getLiveServerMetrics().keySet());
+      r.equal("getRegionServers", new ArrayList<>(names),
+          new ArrayList<>(c.admin.getRegionServers()));
+      r.equal("cluster metrics master is the server", names.get(0), m.getMasterName());
+      r.equal("cluster metrics dead servers", 0, m.getDeadServerNames().size());
+      r.equal("cluster metrics unknown servers", 0, m.getUnknownServerNames().size());
+      r.equal("cluster metrics backup masters", 0, m.getBackupMasterNames().size());
+      r.equal("cluster metrics regions in transition", 0,
+          m.getRegionStatesInTransition().size());
+      r.check("cluster metrics balancer", m.getBalancerOn() != null, "a value", "null");
+      r.check("cluster metrics version", m.getHBaseVersion().startsWith("2."), "2.x",
+          m.getHBaseVersion());
+      RegionStatesCount counts = m.getTableRegionStatesCount().get(c.main);
+      int regions = ClientApiCheck.SPLITS.length + 1;
+      r.check("cluster metrics table region counts", counts != null
+          && counts.getTotalRegions() == regions && counts.getOpenRegions() == regions
+          && counts.getRegionsInTransition() == 0,
+          regions + " regions, all open", String.valueOf(counts));
     });
     r.run("getDescriptor", () -> {
       TableDescriptor got = c.admin.getDescriptor(c.main);
