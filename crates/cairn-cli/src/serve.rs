@@ -24,7 +24,11 @@ pub struct ServeArgs {
     /// Data directory (tables, WAL); created if missing [default: ./cairn-data].
     #[arg(long = "data", value_name = "DIR")]
     data: Option<PathBuf>,
-    /// TOML configuration (cairn's keys and HBase's property names).
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml are read first
+    /// (Hadoop's format: final properties, ${var} expansion) [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
+    /// TOML configuration (cairn's keys and HBase's property names), after --conf.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Thrift address [default: 127.0.0.1:9090]; port 0 picks a free port.
@@ -82,9 +86,22 @@ struct TlsArgs {
     tls_client_ca: Option<PathBuf>,
 }
 
-/// The server's configuration: defaults, the config file, `-D`s, then the options.
+/// The server's configuration: defaults, HBase's configuration directory, the TOML file,
+/// `-D`s, then the options.
 fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     let mut config = cairn_server::Config::default();
+    if let Some(dir) = cairn_conf::Configuration::conf_dir(a.conf.as_deref()) {
+        let mut site = cairn_conf::Configuration::new();
+        site.load_dir(&dir)?;
+        for w in site.warnings() {
+            tracing::warn!("{w}");
+        }
+        for (name, value, entry) in site.iter() {
+            config
+                .set(name, &value)
+                .with_context(|| format!("{}: property {name}", entry.source))?;
+        }
+    }
     if let Some(path) = &a.config {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -236,6 +253,41 @@ mod tests {
         let p = Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
             .unwrap_or_else(|e| panic!("{args:?}: {e}"));
         config(&p.a).unwrap()
+    }
+
+    #[test]
+    fn hbase_site_xml_is_read_before_the_toml_file_and_defines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("hbase-site.xml"),
+            r#"<configuration>
+  <property><name>hbase.regionserver.thrift.port</name><value>${thrift.base}1</value></property>
+  <property><name>thrift.base</name><value>919</value></property>
+  <property><name>hbase.thrift.info.port</name><value>9197</value></property>
+</configuration>"#,
+        )
+        .unwrap();
+        let conf = dir.path().to_str().unwrap();
+        let c = config_of(&["--conf", conf]);
+        assert_eq!(c.thrift_addr, "127.0.0.1:9191");
+        assert_eq!(c.http_addr.as_deref(), Some("127.0.0.1:9197"));
+        let c = config_of(&["--conf", conf, "-D", "hbase.regionserver.thrift.port=9292"]);
+        assert_eq!(c.thrift_addr, "127.0.0.1:9292");
+        // A bad value in the file names the file and the property.
+        std::fs::write(
+            dir.path().join("hbase-site.xml"),
+            "<configuration><property><name>hbase.regionserver.thrift.port</name>\
+             <value>x</value></property></configuration>",
+        )
+        .unwrap();
+        let p = Serve::try_parse_from(["serve", "--conf", conf]).unwrap();
+        let e = format!("{:#}", config(&p.a).unwrap_err());
+        assert!(
+            e.contains("hbase-site.xml: property hbase.regionserver.thrift.port"),
+            "{e}"
+        );
+        let p = Serve::try_parse_from(["serve", "--conf", "/no/such/dir"]).unwrap();
+        assert!(format!("{:#}", config(&p.a).unwrap_err()).contains("/no/such/dir"));
     }
 
     #[test]
