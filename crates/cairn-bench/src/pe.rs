@@ -16,6 +16,7 @@ mod options;
 mod properties;
 mod report;
 mod table;
+mod zipf;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
@@ -158,7 +159,10 @@ pub fn run(plan: &Plan) -> Result<PeReport> {
                 }
             }
         }
-        let bar = crate::progress::count(s.command.name(), s.rows * s.clients as u64);
+        let bar = crate::progress::count(
+            s.command.name(),
+            s.rows * s.clients as u64 * u64::from(s.cycles),
+        );
         let (results, wall, start) = run_clients(server, &plan.table, s, &bar, plan.warm_cache)?;
         let cpu1 = cpu_times();
         let (cpu0, wal0) = (start.cpu, start.wal_appends);

@@ -15,7 +15,8 @@ use serde_json::json;
 
 const AFTER_HELP: &str = "\
 HBase's spellings: -major and -compactOnce (single dash, as CompactionTool takes them) are the
-same as --major and --once.
+same as --major and --once. -mapred (CompactionTool's MapReduce job, one task per store) is
+taken, and the stores are compacted here, one after another, with the same result.
 
 Properties: -D hbase.hstore.compaction.* and the other compaction settings as HBase reads them;
 CompactionTool's own: -D hbase.compactiontool.compact.major=true (as -major),
@@ -35,6 +36,10 @@ pub struct CompactArgs {
     /// -compactOnce).
     #[arg(long = "once", visible_alias = "compactOnce")]
     once: bool,
+    /// HBase's -mapred: compact through a MapReduce job. cairn has no MapReduce: the stores
+    /// are compacted by this process, with the same result.
+    #[arg(long)]
+    mapred: bool,
     /// HBase properties, e.g. -D hbase.hstore.compaction.min=2.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     properties: Vec<String>,
@@ -73,6 +78,11 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
             "hbase.compactiontool.delete" => archive = !tool_bool(k, v)?,
             k => config.set(k, v).map_err(anyhow::Error::msg)?,
         }
+    }
+    if a.mapred {
+        eprintln!(
+            "cairn compact: -mapred: no MapReduce here; the stores are compacted by this process"
+        );
     }
     let mut stores = Vec::new();
     for p in &a.paths {

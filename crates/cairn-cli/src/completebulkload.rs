@@ -78,6 +78,9 @@ struct Options {
     validate: bool,
     retries: usize,
     fail_if_split: bool,
+    /// `create.table` ("yes" by default, as in HBase): a missing table is created with the
+    /// directory's families and split keys inferred from the files' row ranges.
+    create_table: bool,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             validate: true,
             retries: 10,
             fail_if_split: false,
+            create_table: true,
         }
     }
 }
@@ -127,13 +131,70 @@ impl Options {
                 "hbase.loadincremental.fail.if.need.split.hfile" => {
                     o.fail_if_split = parse_bool(k, v)?
                 }
-                // Table creation is not the tool's job here: the table must exist.
-                "create.table" => {}
+                // HBase compares with "yes" (case-insensitively).
+                "create.table" => o.create_table = v.eq_ignore_ascii_case("yes"),
                 _ => eprintln!("-D {k}: not a completebulkload property; ignored"),
             }
         }
         Ok(o)
     }
+}
+
+/// The table HBase's tool creates for a directory (`BulkLoadHFilesTool.createTable`): one
+/// family per family directory, with the compression of its files, and split keys where the
+/// files' row ranges leave gaps between them (`inferBoundaries`).
+fn inferred_table(
+    table: &TableName,
+    items: &VecDeque<Item>,
+) -> Result<(TableDescriptor, Vec<Vec<u8>>)> {
+    let mut descriptor = TableDescriptor::new(table.clone());
+    // +1 where a file's first row is, -1 where a file's last row is.
+    let mut edges: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
+    for item in items {
+        let reader = HFileReader::open(&item.path, ReaderOptions::default())
+            .with_context(|| format!("reading {}", item.path.display()))?;
+        let family = match descriptor
+            .families
+            .iter_mut()
+            .find(|f| f.name == item.family)
+        {
+            Some(f) => f,
+            None => {
+                descriptor
+                    .families
+                    .push(ColumnFamilyDescriptor::new(&item.family));
+                descriptor.families.last_mut().expect("just pushed")
+            }
+        };
+        family.compression = reader.trailer().compression;
+        if let Some((first, last)) = hfile_row_range(&reader)? {
+            *edges.entry(first).or_default() += 1;
+            *edges.entry(last).or_default() -= 1;
+        }
+    }
+    Ok((descriptor, infer_boundaries(&edges)))
+}
+
+/// HBase's `inferBoundaries`: walking the rows in order with a running count of open files,
+/// each row where a new group of overlapping files starts (after the first group) is a split.
+fn infer_boundaries(edges: &BTreeMap<Vec<u8>, i64>) -> Vec<Vec<u8>> {
+    let mut keys = Vec::new();
+    let mut running = 0i64;
+    let mut start: Option<&Vec<u8>> = None;
+    let mut first = true;
+    for (row, delta) in edges {
+        if running == 0 {
+            start = Some(row);
+        }
+        running += delta;
+        if running == 0 {
+            if !first {
+                keys.push(start.expect("set when running was 0").clone());
+            }
+            first = false;
+        }
+    }
+    keys
 }
 
 /// One file waiting to be loaded.
@@ -235,6 +296,10 @@ trait Target {
     /// The table's schema and regions as they are now (read again each round, as HBase's
     /// tool does: regions may split meanwhile).
     fn layout(&mut self, table: &TableName) -> Result<Layout>;
+    /// Whether the table exists.
+    fn exists(&mut self, table: &TableName) -> Result<bool>;
+    /// Creates the table with these split keys, and returns once its regions are open.
+    fn create(&mut self, descriptor: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()>;
     /// Loads one region's files at once; `false` when they no longer fit it.
     fn load(
         &mut self,
@@ -257,6 +322,14 @@ impl Target for Embedded<'_> {
             descriptor: (*t.descriptor).clone(),
             regions: t.regions.iter().map(|r| r.info.clone()).collect(),
         })
+    }
+
+    fn exists(&mut self, table: &TableName) -> Result<bool> {
+        Ok(self.0.table(table).is_ok())
+    }
+
+    fn create(&mut self, descriptor: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+        Ok(self.0.create_table(descriptor, split_keys)?)
     }
 
     fn load(
@@ -319,6 +392,51 @@ impl Remote {
 }
 
 impl Target for Remote {
+    fn exists(&mut self, _table: &TableName) -> Result<bool> {
+        let mut master = RpcClient::connect(&self.addr, "MasterService")?;
+        let req = pb::GetTableDescriptorsRequest {
+            table_names: vec![self.table.clone()],
+            ..Default::default()
+        };
+        let answer = master.call::<pb::GetTableDescriptorsResponse>("GetTableDescriptors", &req);
+        match answer {
+            Ok(a) => Ok(!a.message.table_schema.is_empty()),
+            Err(cairn_rpc::client::ClientError::Remote { class, .. })
+                if class.ends_with("TableNotFoundException") =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn create(&mut self, descriptor: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+        // The schema as the table's `.tableinfo` carries it, which is CreateTable's TableSchema.
+        let bytes = cairn_region::layout::encode_table_descriptor(&descriptor);
+        let table_schema: pb::TableSchema =
+            prost::Message::decode(&bytes[4..]).context("encoding the table's schema")?;
+        let req = pb::CreateTableRequest {
+            table_schema,
+            split_keys: split_keys.to_vec(),
+            ..Default::default()
+        };
+        let mut master = RpcClient::connect(&self.addr, "MasterService")?;
+        master.call::<pb::CreateTableResponse>("CreateTable", &req)?;
+        // HBase's master answers before the regions are open: wait until meta lists them all.
+        let want = split_keys.len() + 1;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            match self.layout(&descriptor.name) {
+                Ok(l) if l.regions.len() >= want => return Ok(()),
+                _ if std::time::Instant::now() > deadline => bail!(
+                    "Table '{}' was created but its {want} regions did not all open within 60 s",
+                    descriptor.name
+                ),
+                _ => std::thread::sleep(std::time::Duration::from_millis(200)),
+            }
+        }
+    }
+
     fn layout(&mut self, table: &TableName) -> Result<Layout> {
         let mut master = RpcClient::connect(&self.addr, "MasterService")?;
         let req = pb::GetTableDescriptorsRequest {
@@ -413,9 +531,27 @@ impl Target for Remote {
 
 /// Loads `dir` into `table` of `target`.
 fn load(target: &mut dyn Target, dir: &Path, table: &TableName, o: &Options) -> Result<Report> {
-    let first = target.layout(table)?;
     let mut report = Report::default();
     let mut queue = discover(dir, o.validate, &mut report.skipped)?;
+    if !target.exists(table)? {
+        if !o.create_table {
+            bail!("Table '{table}' does not exist.");
+        }
+        let (descriptor, split_keys) = inferred_table(table, &queue)?;
+        eprintln!(
+            "completebulkload: creating table {table} with families [{}] and {} split key(s) \
+             inferred from the files (create.table=yes)",
+            descriptor
+                .families
+                .iter()
+                .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
+            split_keys.len()
+        );
+        target.create(descriptor, &split_keys)?;
+    }
+    let first = target.layout(table)?;
     check_families(&first.descriptor, &mut queue, o.ignore_unmatched)?;
     let max_attempts = if o.retries == 0 {
         usize::MAX
@@ -745,6 +881,24 @@ fn copy_half(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boundaries_are_inferred_where_file_ranges_leave_gaps() {
+        let edges = |files: &[(&str, &str)]| {
+            let mut m: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
+            for (first, last) in files {
+                *m.entry(first.as_bytes().to_vec()).or_default() += 1;
+                *m.entry(last.as_bytes().to_vec()).or_default() -= 1;
+            }
+            infer_boundaries(&m)
+        };
+        let keys = edges(&[("a", "c"), ("b", "d"), ("f", "g"), ("h", "h")]);
+        assert_eq!(keys, [b"f".to_vec(), b"h".to_vec()]);
+        // Touching ranges are one group; one file, or none, gives no split.
+        assert!(edges(&[("a", "c"), ("c", "e")]).is_empty());
+        assert!(edges(&[("a", "z")]).is_empty());
+        assert!(edges(&[]).is_empty());
+    }
 
     #[test]
     fn hbase_file_name_rules() {

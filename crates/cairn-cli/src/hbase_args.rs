@@ -7,6 +7,7 @@ use std::ffi::OsString;
 const SINGLE_DASH: &[(&str, &str, &str)] = &[
     ("compact", "-major", "--major"),
     ("compact", "-compactOnce", "--compactOnce"),
+    ("compact", "-mapred", "--mapred"),
 ];
 
 /// `args` (the program name first) with HBase's single-dash long options of the subcommand
@@ -44,8 +45,15 @@ mod tests {
     #[test]
     fn compaction_tool_spellings_become_long_options() {
         assert_eq!(
-            rewrite(&["cairn", "compact", "-major", "-compactOnce", "d"]),
-            ["cairn", "compact", "--major", "--compactOnce", "d"]
+            rewrite(&["cairn", "compact", "-major", "-compactOnce", "-mapred", "d"]),
+            [
+                "cairn",
+                "compact",
+                "--major",
+                "--compactOnce",
+                "--mapred",
+                "d"
+            ]
         );
         // Other subcommands, and anything after `--`, are left alone.
         assert_eq!(

@@ -1,14 +1,16 @@
 //! `cairn hfile`: HBase's `hbase hfile` (HFilePrettyPrinter) for HBase's files and cairn's, with
-//! its options (`-v`, `-p`, `-e`, `-m`, `-b`, `-h`, `-k`, `-s`, `-f FILE`, files) meaning what
-//! they mean there; `-h` is HBase's block headers, so help is `--help` only.
+//! its options (`-v`, `-p`, `-e`, `-m`, `-b`, `-h`, `-k`, `-a`, `-s`, `-d`, `-i`, `-w ROW`,
+//! `-f FILE`, `-r REGION`, files) meaning what they mean there; `-h` is HBase's block headers,
+//! so help is `--help` only. HBase finds `-r`'s region and `-i`'s MOB files under
+//! `hbase.rootdir`; cairn under `--data`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use cairn_bench::progress;
-use cairn_hfile::cell::{Escaped, KeyRef};
+use cairn_hfile::cell::{first_on_row, Escaped, KeyRef};
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{checksum_failures, HFileReader, ReaderOptions};
 use clap::{ArgAction, ArgGroup, Args};
@@ -16,7 +18,7 @@ use hdrhistogram::Histogram;
 
 #[derive(Args)]
 #[command(disable_help_flag = true)]
-#[command(group(ArgGroup::new("input").required(true).multiple(true).args(["files", "more_files"])))]
+#[command(group(ArgGroup::new("input").required(true).multiple(true).args(["files", "more_files", "region"])))]
 pub struct HFileArgs {
     /// HFile to read (more may follow, with -f again or as arguments).
     #[arg(short = 'f', long = "file", value_name = "FILE")]
@@ -24,6 +26,13 @@ pub struct HFileArgs {
     /// HFiles to read.
     #[arg(value_name = "FILES")]
     more_files: Vec<PathBuf>,
+    /// Read every store file of this region, by its full name (`t1,row,1700000000000.<encoded>.`,
+    /// as the shell and the UI print it), under `--data`.
+    #[arg(short = 'r', long = "region", value_name = "REGION")]
+    region: Option<String>,
+    /// The root directory (HBase's `hbase.rootdir`) that `-r` and `-i` look under.
+    #[arg(long = "data", value_name = "ROOT")]
+    data: Option<PathBuf>,
     /// Verbose: "Scanning -> FILE" before each file, every cell read and counted
     /// ("Scanned kv count -> N"), and (cairn's) every block's checksums verified.
     #[arg(short = 'v', long = "verbose")]
@@ -43,9 +52,22 @@ pub struct HFileArgs {
     /// Print every cell's key.
     #[arg(short = 'e', long = "printkey")]
     print_key: bool,
+    /// Family check: report cells whose family is not in the file's path, or differs from the
+    /// previous cell's (exit 1 if any).
+    #[arg(short = 'a', long = "checkfamily")]
+    check_family: bool,
+    /// Seek to this row (`Bytes.toStringBinary` form: `\xNN` escapes) and read its cells only.
+    #[arg(short = 'w', long = "seekToRow", value_name = "ROW", value_parser = nonempty_row)]
+    seek_to_row: Option<String>,
+    /// Report MOB reference cells whose MOB file is missing (exit 1 if any); needs `--data`.
+    #[arg(short = 'i', long = "checkMobIntegrity")]
+    check_mob: bool,
     /// Print key, value and row size distributions.
     #[arg(short = 's', long = "stats")]
     stats: bool,
+    /// -s with counts by size range (HBase's ranges: ≤ 1, 3, 10, 50, 100, 500, 1,000, ...).
+    #[arg(short = 'd', long = "details")]
+    details: bool,
     /// Print the data block index (its root level: each entry's key, offset and size).
     #[arg(short = 'b', long = "printblocks")]
     block_index: bool,
@@ -65,7 +87,29 @@ pub fn run(args: HFileArgs) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut code = ExitCode::SUCCESS;
     let mut count = 0;
-    for file in args.files.iter().chain(&args.more_files) {
+    if args.check_mob && args.data.is_none() {
+        anyhow::bail!(
+            "-i (checkMobIntegrity) looks for MOB files under the root: give --data ROOT"
+        );
+    }
+    let mut files: Vec<PathBuf> = args.files.iter().chain(&args.more_files).cloned().collect();
+    if let Some(region) = &args.region {
+        let root = args
+            .data
+            .as_deref()
+            .context("-r REGION needs --data ROOT (hbase.rootdir)")?;
+        let dir = region_dir(root, region)?;
+        let found = store_files(&dir)?;
+        if args.verbose {
+            writeln!(out, "region dir -> {}", dir.display())?;
+            writeln!(out, "Number of region files found -> {}", found.len())?;
+            for (i, p) in found.iter().enumerate() {
+                writeln!(out, "Found file[{}] -> {}", i + 1, p.display())?;
+            }
+        }
+        files.extend(found);
+    }
+    for file in &files {
         if args.verbose {
             writeln!(out, "Scanning -> {}", file.display())?;
         }
@@ -142,8 +186,16 @@ fn one(file: &PathBuf, args: &HFileArgs, out: &mut impl Write) -> Result<u64> {
             )?;
         }
     }
-    if args.verbose || args.print || args.print_key || args.check_order || args.stats {
-        return scan(&r, args, out);
+    if args.verbose
+        || args.print
+        || args.print_key
+        || args.check_order
+        || args.check_family
+        || args.check_mob
+        || args.stats
+        || args.details
+    {
+        return scan(&r, file, args, out);
     }
     Ok(0)
 }
@@ -282,19 +334,33 @@ fn show_info_value(k: &[u8], v: &[u8]) -> String {
     }
 }
 
-fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> {
+fn scan(r: &HFileReader, file: &Path, args: &HFileArgs, out: &mut impl Write) -> Result<u64> {
     let mut s = r.scanner();
-    let mut more = s.seek_to_first()?;
+    let only_row = args.seek_to_row.as_deref().map(Escaped::parse);
+    let mut more = match &only_row {
+        Some(row) => s.seek(&first_on_row(row)?)?,
+        None => s.seek_to_first()?,
+    };
     let mut prev: Option<Vec<u8>> = None;
     let mut out_of_order = 0u64;
-    let new_hist = || Histogram::<u64>::new(3).expect("3 significant digits");
+    let mut family_warnings = 0u64;
+    let mut mob = MobCheck::default();
+    let path_text = file.to_string_lossy();
+    let new_stat = || SizeStat::new(args.details);
     let (mut klen, mut vlen, mut row_bytes, mut row_cols) =
-        (new_hist(), new_hist(), new_hist(), new_hist());
+        (new_stat(), new_stat(), new_stat(), new_stat());
     let (mut cur_row, mut cur_bytes, mut cur_cols): (Option<Vec<u8>>, u64, u64) = (None, 0, 0);
+    let mut prev_family: Option<Vec<u8>> = None;
     let mut cells = 0u64;
+    let stats = args.stats || args.details;
     let bar = progress::count("scanning", r.entry_count());
     while more {
         let c = s.cell().expect("positioned");
+        if let Some(row) = &only_row {
+            if c.row() != row.as_slice() {
+                break;
+            }
+        }
         cells += 1;
         if cells.is_multiple_of(65536) {
             bar.set_position(cells);
@@ -339,7 +405,31 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> 
             }
             prev = Some(c.key.as_bytes().to_vec());
         }
-        if args.stats {
+        if args.check_family {
+            let family = c.key.family();
+            if !path_text.contains(String::from_utf8_lossy(family).as_ref()) {
+                family_warnings += 1;
+                eprintln!(
+                    "WARNING, filename does not match kv family,\n\tfilename -> {}\n\tkeyvalue -> {}",
+                    file.display(),
+                    c.key
+                );
+            }
+            if prev_family.as_deref().is_some_and(|p| p != family) {
+                family_warnings += 1;
+                eprintln!(
+                    "WARNING, previous kv has different family compared to current key\n\tfilename -> {}\n\tcurrent  -> {}",
+                    file.display(),
+                    c.key
+                );
+            }
+            prev_family = Some(family.to_vec());
+        }
+        if args.check_mob {
+            let root = args.data.as_deref().expect("checked in run");
+            mob.check(root, &c.key, c.tags, c.value)?;
+        }
+        if stats {
             klen.record(c.key.as_bytes().len() as u64)?;
             vlen.record(c.value.len() as u64)?;
             if cur_row.as_deref() != Some(c.row()) {
@@ -371,7 +461,16 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> 
             anyhow::bail!("{out_of_order} cells out of order");
         }
     }
-    if args.stats {
+    if args.check_family && family_warnings > 0 {
+        anyhow::bail!("{family_warnings} family warnings");
+    }
+    if args.check_mob && mob.missing > 0 {
+        anyhow::bail!(
+            "{} MOB reference cells point at missing or unreadable MOB files",
+            mob.missing
+        );
+    }
+    if stats {
         writeln!(out, "Stats:")?;
         writeln!(
             out,
@@ -396,6 +495,272 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> 
                 h.max()
             )?;
         }
+        if args.details {
+            for (name, h) in [
+                ("Key length", &klen),
+                ("Val length", &vlen),
+                ("Row size (bytes)", &row_bytes),
+                ("Row size (columns)", &row_cols),
+            ] {
+                writeln!(out, "{name} (range <= count):")?;
+                for (range, count) in h.range_counts() {
+                    writeln!(out, "{range:>17} <= {count}")?;
+                }
+            }
+        }
     }
     Ok(cells)
+}
+
+/// `-w`'s value: HBase refuses an empty row ("Invalid row is specified.").
+fn nonempty_row(s: &str) -> std::result::Result<String, String> {
+    if s.is_empty() {
+        Err("Invalid row is specified.".into())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+/// The directory of the region `name` names (`<table>,<start>,<id>.<encoded>.`), as HBase's
+/// HFilePrettyPrinter finds it: the table is what precedes the first `,`, the encoded name the
+/// 32 hex digits between the last two dots.
+fn region_dir(root: &Path, name: &str) -> Result<PathBuf> {
+    let bytes = name.as_bytes();
+    let table_end = bytes
+        .iter()
+        .position(|&b| b == b',')
+        .with_context(|| format!("-r {name}: not a region name (no ',' after the table)"))?;
+    let table = cairn_region::TableName::from_full_name(&bytes[..table_end])
+        .with_context(|| format!("-r {name}: the table name"))?;
+    let n = bytes.len();
+    let encoded = (n >= 34 && bytes[n - 1] == b'.' && bytes[n - 34] == b'.')
+        .then(|| &name[n - 33..n - 1])
+        .filter(|e| e.bytes().all(|b| b.is_ascii_hexdigit()))
+        .with_context(|| {
+            format!(
+                "-r {name}: the name carries no encoded region name (`<table>,<start>,<id>.<encoded>.`)"
+            )
+        })?;
+    Ok(cairn_region::layout::table_dir(root, &table).join(encoded))
+}
+
+/// The files of a region's family directories (HBase's `HFile.getStoreFiles`): every file in
+/// every directory of the region that is not cairn's or HBase's own (`.tmp`, `recovered.edits`).
+fn store_files(region: &Path) -> Result<Vec<PathBuf>> {
+    let listing = |dir: &Path| -> Result<Vec<std::fs::DirEntry>> {
+        let mut entries = std::fs::read_dir(dir)
+            .with_context(|| format!("listing {}", dir.display()))?
+            .collect::<std::io::Result<Vec<_>>>()
+            .with_context(|| format!("listing {}", dir.display()))?;
+        entries.sort_by_key(|e| e.file_name());
+        Ok(entries)
+    };
+    let mut files = Vec::new();
+    for family in listing(region)? {
+        let name = family.file_name();
+        let name = name.to_string_lossy();
+        if !family.file_type()?.is_dir() || name.starts_with('.') || name == "recovered.edits" {
+            continue;
+        }
+        for f in listing(&family.path())? {
+            if f.file_type()?.is_file() && !f.file_name().to_string_lossy().starts_with('.') {
+                files.push(f.path());
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// HBase's size ranges for `-d`: a value is counted at the first range at or above it.
+const RANGES: [u64; 18] = [
+    1,
+    3,
+    10,
+    50,
+    100,
+    500,
+    1_000,
+    5_000,
+    10_000,
+    50_000,
+    100_000,
+    500_000,
+    750_000,
+    1_000_000,
+    5_000_000,
+    10_000_000,
+    50_000_000,
+    100_000_000,
+];
+
+/// One size distribution of `-s`, with `-d`'s counts by range.
+struct SizeStat {
+    histogram: Histogram<u64>,
+    /// Counts per [`RANGES`] entry, and one past them; `None` without `-d`.
+    ranges: Option<[u64; RANGES.len() + 1]>,
+}
+
+impl SizeStat {
+    fn new(details: bool) -> SizeStat {
+        SizeStat {
+            histogram: Histogram::new(3).expect("3 significant digits"),
+            ranges: details.then_some([0; RANGES.len() + 1]),
+        }
+    }
+
+    fn record(&mut self, v: u64) -> Result<()> {
+        self.histogram.record(v)?;
+        if let Some(r) = &mut self.ranges {
+            r[RANGES.partition_point(|&limit| limit < v)] += 1;
+        }
+        Ok(())
+    }
+
+    /// The ranges as HBase prints them: those with values, each preceded by the empty range
+    /// before the first one (for context), and "inf" for values past the last range.
+    fn range_counts(&self) -> Vec<(String, u64)> {
+        let Some(counts) = &self.ranges else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut seen_any = false;
+        for (i, &count) in counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let label = |i: usize| RANGES.get(i).map_or("inf".to_string(), |r| r.to_string());
+            // (HBase prints values past the last range after its loop, without context.)
+            if !seen_any && i > 0 && i < RANGES.len() {
+                out.push((label(i - 1), 0));
+            }
+            seen_any = true;
+            out.push((label(i), count));
+        }
+        out
+    }
+}
+
+impl std::ops::Deref for SizeStat {
+    type Target = Histogram<u64>;
+    fn deref(&self) -> &Histogram<u64> {
+        &self.histogram
+    }
+}
+
+/// HBase's MOB reference cells (`MobUtils.isMobReferenceCell`): tag type 5; the table's name
+/// in a tag of type 6; the value the referenced value's length (4 bytes) and the MOB file's
+/// name.
+const MOB_REFERENCE_TAG_TYPE: u8 = 5;
+const MOB_TABLE_NAME_TAG_TYPE: u8 = 6;
+
+/// `-i`: MOB files looked up once each, missing ones reported once each.
+#[derive(Default)]
+struct MobCheck {
+    known: std::collections::HashMap<PathBuf, bool>,
+    missing: u64,
+}
+
+impl MobCheck {
+    fn check(&mut self, root: &Path, key: &KeyRef<'_>, tags: &[u8], value: &[u8]) -> Result<()> {
+        let tags = parse_tags(tags);
+        if !tags.iter().any(|(t, _)| *t == MOB_REFERENCE_TAG_TYPE) {
+            return Ok(());
+        }
+        let Some(table) = tags
+            .iter()
+            .find(|(t, _)| *t == MOB_TABLE_NAME_TAG_TYPE)
+            .and_then(|(_, v)| cairn_region::TableName::from_full_name(v).ok())
+        else {
+            self.missing += 1;
+            eprintln!("ERROR, wrong tag format in mob reference cell {key}");
+            return Ok(());
+        };
+        if value.len() <= 4 {
+            self.missing += 1;
+            eprintln!("ERROR, wrong value format in mob reference cell {key}");
+            return Ok(());
+        }
+        let file = String::from_utf8_lossy(&value[4..]).to_string();
+        let family = String::from_utf8_lossy(key.family()).to_string();
+        // MobUtils.getMobRegionInfo: the table's region starting at ".mob", id 0.
+        let mob_region = cairn_region::RegionInfo::new(table.clone(), b".mob", b"", 0).encoded_name;
+        let live = root
+            .join("mobdir")
+            .join("data")
+            .join(&table.namespace)
+            .join(&table.qualifier)
+            .join(&mob_region)
+            .join(&family)
+            .join(&file);
+        let archived = cairn_region::layout::archive_table_dir(root, &table)
+            .join(&mob_region)
+            .join(&family)
+            .join(&file);
+        let exists = *self
+            .known
+            .entry(live.clone())
+            .or_insert_with(|| live.is_file() || archived.is_file());
+        if !exists {
+            self.missing += 1;
+            eprintln!("ERROR, the mob file [{file}] is missing referenced by cell {key}");
+        }
+        Ok(())
+    }
+}
+
+/// A cell's tags: each a 2-byte big-endian length (of type and value), a type byte and the
+/// value. A malformed tail ends the list.
+fn parse_tags(mut tags: &[u8]) -> Vec<(u8, &[u8])> {
+    let mut out = Vec::new();
+    while tags.len() >= 3 {
+        let len = u16::from_be_bytes([tags[0], tags[1]]) as usize;
+        if len == 0 || tags.len() < 2 + len {
+            break;
+        }
+        out.push((tags[2], &tags[3..2 + len]));
+        tags = &tags[2 + len..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_count_as_hbase_buckets_them() {
+        let mut s = SizeStat::new(true);
+        for v in [7, 10, 11, 200_000_000] {
+            s.record(v).unwrap();
+        }
+        assert_eq!(
+            s.range_counts(),
+            vec![
+                ("3".to_string(), 0),
+                ("10".to_string(), 2),
+                ("50".to_string(), 1),
+                ("inf".to_string(), 1)
+            ]
+        );
+        assert!(SizeStat::new(false).range_counts().is_empty());
+    }
+
+    #[test]
+    fn region_names_lead_to_their_directories() {
+        let root = Path::new("/r");
+        let enc = "0123456789abcdef0123456789abcdef";
+        let d = region_dir(root, &format!("ns:t,row,1700000000000.{enc}.")).unwrap();
+        assert_eq!(d, Path::new("/r/data/ns/t").join(enc));
+        let d = region_dir(root, &format!("t,,1.{enc}.")).unwrap();
+        assert_eq!(d, Path::new("/r/data/default/t").join(enc));
+        assert!(region_dir(root, "hbase:meta,,1").is_err());
+        assert!(region_dir(root, "t").is_err());
+        assert!(region_dir(root, &format!("../x,,1.{enc}.")).is_err());
+    }
+
+    #[test]
+    fn tags_parse_and_stop_at_a_torn_tail() {
+        let tags = [0, 3, 5, b'a', b'b', 0, 2, 6, b'c', 0, 9, 1];
+        assert_eq!(parse_tags(&tags), vec![(5, &b"ab"[..]), (6, &b"c"[..])]);
+    }
 }

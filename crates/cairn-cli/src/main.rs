@@ -9,6 +9,7 @@
 mod checksum;
 mod compact;
 mod completebulkload;
+mod completions;
 mod hbase_args;
 mod hfile;
 mod importtsv;
@@ -29,10 +30,35 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 
+/// The optional features of this build, as `--version` names them.
+#[cfg(feature = "hdfs")]
+macro_rules! features {
+    () => {
+        "hdfs"
+    };
+}
+#[cfg(not(feature = "hdfs"))]
+macro_rules! features {
+    () => {
+        "none"
+    };
+}
+
+/// What `cairn --version` says: the release, the commit it was built from (build.rs) and the
+/// optional features built in, so a bug report names exactly the binary.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CAIRN_COMMIT"),
+    "; features: ",
+    features!(),
+    ")"
+);
+
 /// cairn: an HBase-compatible storage engine.
 #[derive(Parser)]
-#[command(name = "cairn", version, about)]
-struct Cli {
+#[command(name = "cairn", version = VERSION, about)]
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -76,6 +102,11 @@ enum Command {
     /// table's region boundaries, for completebulkload: `cairn importtsv
     /// -Dimporttsv.columns=HBASE_ROW_KEY,f:a -Dimporttsv.bulk.output=DIR TABLE INPUT`.
     Importtsv(importtsv::ImportTsvArgs),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell on stdout:
+    /// `cairn completions bash > /etc/bash_completion.d/cairn`.
+    Completions(completions::CompletionsArgs),
+    /// Man pages (roff), one for cairn and one per subcommand: `cairn man --out DIR`.
+    Man(completions::ManArgs),
 }
 
 /// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
@@ -87,6 +118,8 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal: a log file or a pipe gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
@@ -123,6 +156,8 @@ fn main() -> ExitCode {
         Command::Regions(a) => regions::run_regions(a),
         Command::Split(a) => regions::run_split(a),
         Command::Merge(a) => regions::run_merge(a),
+        Command::Completions(a) => completions::run_completions(a),
+        Command::Man(a) => completions::run_man(a),
         Command::Importtsv(a) => importtsv::run(a),
     };
     match result {

@@ -28,7 +28,15 @@ BufferedMutator does and applies them in one batch once --bufferSize bytes are b
 record and sync per region's batch), and at the end of the run; --autoFlush=true applies each
 put on its own, or N at a time with --multiPut=N (which, as in PE, needs --autoFlush=true).
 
-Embedded differences: --caching has no effect (the scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
+Measured as PE measures: latencies of rows past --measureAfter of each client's range (with 0,
+all but the first); --cycles runs the range again; --latencyThreshold=MS counts slower requests;
+--randomSleep=MS sleeps before each randomRead get, inside its time; --valueZipf draws value
+sizes as HBase's RandomDistribution.Zipf(1, valueSize, 1.2); --splitPolicy sets the table's
+SPLIT_POLICY. Refused by name: --replicas other than 1, --inmemoryCompaction and --encryption
+other than NONE, --usetags, --commandPropertiesFile.
+
+Embedded differences: --oneCon, --connCount, --asyncPrefetch, --flushCommits, --traceRate,
+--period and --scanReadType are taken and have no effect (said once); --caching has no effect (the scanner streams rows); --cacheBlocks=false reads data blocks without adding them to the block
 cache (index and Bloom blocks are cached, as in HBase); append is a get followed by checkAndPut, retried when another client
 changed the cell in between (cairn-region has no Append); --blockEncoding takes NONE, PREFIX,
 DIFF, FAST_DIFF and ROW_INDEX_V1. Latency is always recorded (per request, in microseconds; --multiGet batches count
@@ -147,6 +155,80 @@ pub struct PeArgs {
     /// Column families (info0, info1, …).
     #[arg(long, default_value_t = 1, value_name = "N")]
     families: u32,
+    /// Run each client's rows this many times.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    cycles: u32,
+    /// Record latencies only past this many rows of each client's range (PE counts rows
+    /// after the N-th; with 0, all but the first).
+    #[arg(long = "measureAfter", default_value_t = 0, value_name = "N")]
+    measure_after: u64,
+    /// Count the requests that take at least this many milliseconds (0: off).
+    #[arg(long = "latencyThreshold", default_value_t = 0, value_name = "MS")]
+    latency_threshold: u64,
+    /// randomRead: sleep a random 0 … MS-1 milliseconds before each get (within its time).
+    #[arg(long = "randomSleep", default_value_t = 0, value_name = "MS")]
+    random_sleep: u64,
+    /// Zipf-distributed value sizes over 1 … --valueSize (HBase's RandomDistribution.Zipf,
+    /// sigma 1.2).
+    #[arg(long = "valueZipf", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = bool_opt(),
+          value_name = "BOOL")]
+    value_zipf: bool,
+    /// Name the columns in gets and scans (false: read whole rows).
+    #[arg(long = "addColumns", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "true", default_missing_value = "true", value_parser = bool_opt(),
+          value_name = "BOOL")]
+    add_columns: bool,
+    /// Region replicas: 1 only (cairn serves each region once).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    replicas: u32,
+    /// The table's split policy class (SPLIT_POLICY), e.g. ConstantSizeRegionSplitPolicy.
+    #[arg(long = "splitPolicy", value_name = "CLASS")]
+    split_policy: Option<String>,
+    /// In-memory compaction: NONE only.
+    #[arg(
+        long = "inmemoryCompaction",
+        default_value = "NONE",
+        value_name = "POLICY"
+    )]
+    inmemory_compaction: String,
+    /// Encryption at rest: NONE only.
+    #[arg(long, default_value = "NONE", value_name = "CIPHER")]
+    encryption: String,
+    /// Write tags with cells: not supported (refused when true).
+    #[arg(long = "usetags", action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "false", default_missing_value = "true", value_parser = bool_opt(),
+          value_name = "BOOL")]
+    use_tags: bool,
+    /// Tags per cell with --usetags.
+    #[arg(long = "numoftags", default_value_t = 1, value_name = "N")]
+    num_of_tags: u32,
+    /// Properties for custom commands: not supported.
+    #[arg(long = "commandPropertiesFile", value_name = "FILE")]
+    command_properties_file: Option<PathBuf>,
+    /// One connection for every client: accepted, no effect embedded.
+    #[arg(long = "oneCon", value_name = "BOOL", require_equals = true)]
+    one_con: Option<String>,
+    /// Connections shared by the clients: accepted, no effect embedded.
+    #[arg(long = "connCount", value_name = "N", require_equals = true)]
+    conn_count: Option<String>,
+    /// Asynchronous scanner prefetch: accepted, no effect embedded.
+    #[arg(long = "asyncPrefetch", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_name = "BOOL")]
+    async_prefetch: Option<String>,
+    /// Flush the client's buffer at the end: accepted, no effect (buffered puts are always
+    /// applied at the end, as closing HBase's BufferedMutator does).
+    #[arg(long = "flushCommits", value_name = "BOOL", require_equals = true)]
+    flush_commits: Option<String>,
+    /// Tracing sample rate: accepted, no effect (no tracing here).
+    #[arg(long = "traceRate", value_name = "RATE", require_equals = true)]
+    trace_rate: Option<String>,
+    /// Status every N rows: accepted, no effect (a progress bar shows progress).
+    #[arg(long, value_name = "N", require_equals = true)]
+    period: Option<String>,
+    /// Scan read type (DEFAULT, STREAM, PREAD): accepted, no effect embedded.
+    #[arg(long = "scanReadType", value_name = "TYPE", require_equals = true)]
+    scan_read_type: Option<String>,
     /// First row of client 0 (the others follow at multiples of --rows).
     #[arg(long = "startRow", default_value_t = 0, value_name = "N")]
     start_row: u64,
@@ -252,6 +334,31 @@ impl PeArgs {
             warm_cache: self.warm_cache,
             properties: self.properties.clone(),
             quiet: self.json,
+            cycles: self.cycles,
+            measure_after: self.measure_after,
+            latency_threshold_ms: self.latency_threshold,
+            random_sleep_ms: self.random_sleep,
+            value_zipf: self.value_zipf,
+            add_columns: self.add_columns,
+            replicas: self.replicas,
+            split_policy: self.split_policy.clone(),
+            inmemory_compaction: self.inmemory_compaction.clone(),
+            encryption: self.encryption.clone(),
+            use_tags: self.use_tags,
+            num_of_tags: self.num_of_tags,
+            command_properties_file: self.command_properties_file.clone(),
+            client_side: [
+                ("oneCon", &self.one_con),
+                ("connCount", &self.conn_count),
+                ("asyncPrefetch", &self.async_prefetch),
+                ("flushCommits", &self.flush_commits),
+                ("traceRate", &self.trace_rate),
+                ("period", &self.period),
+                ("scanReadType", &self.scan_read_type),
+            ]
+            .into_iter()
+            .filter_map(|(name, v)| v.as_ref().map(|v| format!("--{name}={v}")))
+            .collect(),
         }
     }
 }

@@ -190,3 +190,114 @@ fn demo_runs_end_to_end() {
     );
     assert!(out.contains("COMPOSITE-CRC32C"), "{out}");
 }
+
+#[test]
+fn version_names_the_commit_it_was_built_from_and_its_features() {
+    let o = cairn(&["--version"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        v.starts_with(&format!("cairn {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    // Built inside the checkout the test runs in: the same commit git reports now.
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git");
+    if head.status.success() {
+        let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+        assert!(
+            v.contains(&format!("commit {head};")),
+            "{v} is not built from {head}"
+        );
+    }
+    let features = if cfg!(feature = "hdfs") {
+        "features: hdfs)"
+    } else {
+        "features: none)"
+    };
+    assert!(v.contains(features), "{v}");
+}
+
+#[test]
+fn completions_cover_every_subcommand_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = cairn(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", text(&o));
+        let script = String::from_utf8_lossy(&o.stdout);
+        for sub in ["serve", "completebulkload", "importtsv", "hfile", "pe"] {
+            assert!(script.contains(sub), "{shell} completion lacks {sub}");
+        }
+    }
+    let o = cairn(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn man_pages_are_written_for_cairn_and_each_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    let o = cairn(&["man", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let top = std::fs::read_to_string(out.join("cairn.1")).unwrap();
+    assert!(
+        top.starts_with(".ie \\n(.g .ds Aq") || top.contains(".TH cairn"),
+        "{top}"
+    );
+    assert!(top.contains("completebulkload"), "{top}");
+    let serve = std::fs::read_to_string(out.join("cairn-serve.1")).unwrap();
+    assert!(serve.contains(".TH cairn-serve"), "{serve}");
+    assert!(
+        serve.contains("data"),
+        "serve's page lists its options: {serve}"
+    );
+}
+
+#[test]
+fn logs_into_a_file_or_pipe_carry_no_colour_codes() {
+    // A configuration directory whose hbase-site.xml overrides a final property of
+    // core-site.xml (logged as a warning) and then gives a bad port (so serve stops at once):
+    // stderr is a pipe here.
+    let dir = tempfile::tempdir().unwrap();
+    let prop = |n: &str, v: &str, f: bool| {
+        format!("<property><name>{n}</name><value>{v}</value><final>{f}</final></property>")
+    };
+    std::fs::write(
+        dir.path().join("core-site.xml"),
+        format!(
+            "<configuration>{}</configuration>",
+            prop("x.locked", "1", true)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("hbase-site.xml"),
+        format!(
+            "<configuration>{}{}</configuration>",
+            prop("x.locked", "2", false),
+            prop("hbase.regionserver.thrift.port", "notaport", false)
+        ),
+    )
+    .unwrap();
+    let o = cairn(&[
+        "serve",
+        "--conf",
+        s(dir.path()),
+        "--data",
+        s(&dir.path().join("d")),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("WARN"), "no log line to check: {err}");
+    assert!(err.contains("final parameter: x.locked"), "{err}");
+    assert!(
+        err.contains("hbase-site.xml: property hbase.regionserver.thrift.port"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "escape codes in piped logs: {err:?}"
+    );
+}

@@ -194,9 +194,15 @@ fn compaction_tool_spellings() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("files in / out | 8 / 4"), "{stdout}");
-    // -major, HBase's single dash.
-    let out = cairn(&["compact", "-major", dir]);
+    // -major, HBase's single dash; -mapred is taken (the work is done here, said once).
+    let out = cairn(&["compact", "-major", "-mapred", dir]);
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .matches("-mapred: no MapReduce here")
+            .count(),
+        1
+    );
     assert!(
         out.status.success(),
         "{stdout}\n{}",

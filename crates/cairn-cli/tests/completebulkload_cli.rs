@@ -205,13 +205,62 @@ fn unknown_families_and_tables_fail_with_hbase_messages() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(!input.path().join("f/0456").exists());
     assert!(input.path().join("zz/0123").exists());
-    let out = cairn(&["completebulkload", "--data", &data, &dir, "nope"]);
+    // HBase creates a missing table unless told not to (create.table, "yes" by default).
+    let out = cairn(&[
+        "completebulkload",
+        "-D",
+        "create.table=no",
+        "--data",
+        &data,
+        &dir,
+        "nope",
+    ]);
     assert!(!out.status.success());
     assert!(
         text(&out).contains("Table 'nope' does not exist."),
         "{}",
         text(&out)
     );
+    assert!(input.path().join("zz/0123").exists(), "nothing loaded");
+    assert!(open(root.path())
+        .table(&TableName::parse("nope").unwrap())
+        .is_err());
+}
+
+/// A missing table is created as HBase's tool creates it: the directory's families, split keys
+/// where the files' row ranges leave gaps (`inferBoundaries`), then every file loads.
+#[test]
+fn a_missing_table_is_created_with_boundaries_inferred_from_the_files() {
+    let root = tempfile::tempdir().unwrap();
+    let input = tempfile::tempdir().unwrap();
+    // Row ranges 0..10 and 5..20 overlap (one group), 30..40 and 50..51 stand alone: splits
+    // at row-030 and row-050.
+    hfile(&input.path().join("f/0aa1"), 0..10);
+    hfile(&input.path().join("f/0aa2"), 5..20);
+    hfile(&input.path().join("f/0aa3"), 30..40);
+    hfile(&input.path().join("f/0aa4"), 50..51);
+    let data = root.path().display().to_string();
+    let dir = input.path().display().to_string();
+    let out = cairn(&["completebulkload", "--data", &data, &dir, "made"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("creating table made"), "{}", text(&out));
+    let rs = open(root.path());
+    let t = rs.table(&TableName::parse("made").unwrap()).unwrap();
+    let starts: Vec<String> = t
+        .regions
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.info.start_key).into_owned())
+        .collect();
+    assert_eq!(starts, ["", "row-030", "row-050"]);
+    let families: Vec<&[u8]> = t.descriptor.families.iter().map(|f| &f.name[..]).collect();
+    assert_eq!(families, [&b"f"[..]]);
+    let name = TableName::parse("made").unwrap();
+    let mut rows = 0;
+    for r in rs.scanner(&name, Scan::new()).unwrap() {
+        r.unwrap();
+        rows += 1;
+    }
+    assert_eq!(rows, 20 + 10 + 1);
 }
 
 /// Against a running `cairn serve`, over HBase's native RPC (PrepareBulkLoad, BulkLoadHFile,

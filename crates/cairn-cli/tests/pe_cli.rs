@@ -306,8 +306,9 @@ fn auto_flush_false_buffers_puts_as_buffered_mutator_does() {
     let records = u(&v, "wal_appends");
     // ~1.1 KB per put: ~90 puts per 100 KB batch, 11 or 12 batches with the final flush.
     assert!((9..=14).contains(&records), "{records} WAL records: {v}");
-    // PE times every mutate() call, buffered or not.
-    assert_eq!(v["latency_us"]["count"].as_u64(), Some(1000));
+    // PE times every mutate() call, buffered or not, past --measureAfter (0: all rows but
+    // the first, as PE's `i - startRow > measureAfter` has it).
+    assert_eq!(v["latency_us"]["count"].as_u64(), Some(999));
     // --autoFlush=true: one put, one WAL record.
     let v = pe_json(&[
         &data,
@@ -454,5 +455,142 @@ fn cache_blocks_false_leaves_data_blocks_out_of_the_cache() {
             "{command:?} with --cacheBlocks=true cached only {} blocks",
             blocks(&cached)
         );
+    }
+}
+
+#[test]
+fn cycles_measure_after_and_latency_threshold_as_pe_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    // --cycles: each client runs its rows again; --measureAfter=N: latencies of rows past the
+    // N-th of each client's range only (PE: `i - startRow > measureAfter`).
+    let v = pe_json(&[
+        &data,
+        "--rows=50",
+        "--valueSize=20",
+        "--cycles=3",
+        "--measureAfter=9",
+        "sequentialWrite",
+        "2",
+    ]);
+    assert_eq!(u(&v, "ops"), 2 * 50 * 3);
+    assert_eq!(u(&v, "cycles"), 3);
+    assert_eq!(v["latency_us"]["count"].as_u64(), Some(2 * 40 * 3));
+    // --randomSleep of up to 30 ms per get, threshold 1 ms: the gets that slept 1 ms or
+    // more are over it (29 of 30 sleeps, give or take a slow get), and say so.
+    let v = pe_json(&[
+        &data,
+        "--rows=40",
+        "--randomSleep=30",
+        "--latencyThreshold=1",
+        "randomRead",
+        "1",
+    ]);
+    let over = u(&v, "replies_over_latency_threshold");
+    assert!((25..=39).contains(&over), "{over} over the threshold: {v}");
+    assert_eq!(u(&v, "latency_threshold_ms"), 1);
+    // Without the sleep, a 10 s threshold is never reached.
+    let v = pe_json(&[
+        &data,
+        "--rows=40",
+        "--latencyThreshold=10000",
+        "randomRead",
+        "1",
+    ]);
+    assert_eq!(u(&v, "replies_over_latency_threshold"), 0);
+}
+
+#[test]
+fn value_zipf_add_columns_split_policy_and_client_side_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = s(dir.path());
+    let v = pe_json(&[
+        &data,
+        "--rows=300",
+        "--valueSize=500",
+        "--valueZipf",
+        "--splitPolicy=DisabledRegionSplitPolicy",
+        "--oneCon=true",
+        "--connCount=4",
+        "--traceRate=0.5",
+        "sequentialWrite",
+        "1",
+    ]);
+    assert_eq!(u(&v, "ops"), 300);
+    let notes = v["notes"].to_string();
+    for c in ["--oneCon=true", "--connCount=4", "--traceRate=0.5"] {
+        assert!(notes.contains(c), "{c} not noted: {notes}");
+    }
+    // The table got the split policy as its SPLIT_POLICY attribute.
+    let tableinfo = std::fs::read_dir(dir.path().join("data/default/TestTable/.tabledesc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".tableinfo")
+        })
+        .map(|p| std::fs::read(p).unwrap())
+        .unwrap();
+    let text_of = String::from_utf8_lossy(&tableinfo);
+    assert!(text_of.contains("SPLIT_POLICY") && text_of.contains("DisabledRegionSplitPolicy"));
+    // Zipf sizes: most values are far below --valueSize, so the store holds much less than
+    // 300 x 500 bytes of values.
+    let r = pe_json(&[
+        &data,
+        "--rows=300",
+        "--addColumns=false",
+        "sequentialRead",
+        "1",
+    ]);
+    assert_eq!(u(&r, "rows_returned"), 300);
+    let mut stored = 0;
+    for e in std::fs::read_dir(dir.path().join("data/default/TestTable")).unwrap() {
+        let fam = e.unwrap().path().join("info0");
+        if let Ok(files) = std::fs::read_dir(fam) {
+            for f in files {
+                stored += f.unwrap().metadata().unwrap().len();
+            }
+        }
+    }
+    assert!(
+        stored > 0 && stored < 300 * 500 / 2,
+        "{stored} bytes stored"
+    );
+}
+
+#[test]
+fn what_cairn_cannot_do_is_refused_by_name() {
+    for (args, says) in [
+        (
+            &["--valueRandom", "--valueZipf"][..],
+            "Either valueRandom or valueZipf",
+        ),
+        (
+            &["--replicas=2"][..],
+            "--replicas=2: region replicas are not supported",
+        ),
+        (
+            &["--inmemoryCompaction=BASIC"][..],
+            "in-memory compaction is not supported",
+        ),
+        (
+            &["--encryption=AES"][..],
+            "encryption at rest is not supported",
+        ),
+        (&["--usetags=true"][..], "--usetags"),
+        (
+            &["--splitPolicy=KeyPrefixRegionSplitPolicy"][..],
+            "--splitPolicy=KeyPrefix",
+        ),
+        (&["--cycles=0"][..], "--cycles must be at least 1"),
+    ] {
+        let mut all = vec!["pe", "--rows=10"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["sequentialWrite", "1"]);
+        let o = cairn(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
     }
 }

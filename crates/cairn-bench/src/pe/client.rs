@@ -44,6 +44,9 @@ pub(crate) struct ClientResult {
     pub busy_waits: u64,
     /// Check-and-put calls that did not apply; append retries.
     pub cas_failures: u64,
+    /// Requests that took at least `--latencyThreshold` ms (PE's
+    /// `numOfReplyOverLatencyThreshold`).
+    pub over_threshold: u64,
 }
 
 /// Shared by every client of a run.
@@ -171,6 +174,7 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
             misses: 0,
             busy_waits: 0,
             cas_failures: 0,
+            over_threshold: 0,
         },
     })
 }
@@ -183,29 +187,37 @@ fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
     let every_n = ((1.0 / s.sample_rate) as u64).max(1);
     let started = Instant::now();
     let mut since_tick = 0u64;
-    for i in first..last {
-        if i % every_n != 0 {
-            continue;
-        }
-        let t = Instant::now();
-        let sent = c
-            .test_row(i)
-            .with_context(|| format!("client {index}, row {}", i))?;
-        if sent {
-            let us = t.elapsed().as_micros().max(1) as u64;
-            // `record` grows the auto-resizing histogram; `saturating_record` alone would
-            // clamp every latency past its initial range (2047 us).
-            if c.result.latency.record(us).is_err() {
-                c.result.latency.saturating_record(us);
+    let threshold_us = s.latency_threshold_ms.saturating_mul(1000);
+    'cycles: for _ in 0..s.cycles {
+        for i in first..last {
+            if i % every_n != 0 {
+                continue;
             }
-        }
-        c.result.ops += 1;
-        since_tick += 1;
-        if since_tick == 1024 {
-            sh.bar.inc(since_tick);
-            since_tick = 0;
-            if sh.abort.load(Ordering::Relaxed) {
-                break;
+            let t = Instant::now();
+            let sent = c
+                .test_row(i)
+                .with_context(|| format!("client {index}, row {}", i))?;
+            // PE measures rows past `--measureAfter` of the client's range only (by default
+            // all but the first), and a batch only when it is sent.
+            if sent && i - first > s.measure_after {
+                let us = t.elapsed().as_micros().max(1) as u64;
+                // `record` grows the auto-resizing histogram; `saturating_record` alone would
+                // clamp every latency past its initial range (2047 us).
+                if c.result.latency.record(us).is_err() {
+                    c.result.latency.saturating_record(us);
+                }
+                if threshold_us > 0 && us >= threshold_us {
+                    c.result.over_threshold += 1;
+                }
+            }
+            c.result.ops += 1;
+            since_tick += 1;
+            if since_tick == 1024 {
+                sh.bar.inc(since_tick);
+                since_tick = 0;
+                if sh.abort.load(Ordering::Relaxed) {
+                    break 'cycles;
+                }
             }
         }
     }
@@ -243,7 +255,10 @@ impl Client<'_> {
     }
 
     fn value_len(&mut self) -> usize {
-        let s = self.settings();
+        let s = self.sh.settings;
+        if let Some(z) = &s.value_zipf {
+            return z.sample(&mut self.rng) as usize;
+        }
         if s.value_random {
             let n = s.value_size as u64;
             if n == 0 {
@@ -257,9 +272,11 @@ impl Client<'_> {
     }
 
     fn add_columns_get(&self, mut g: Get) -> Get {
-        for f in &self.families {
-            for q in &self.qualifiers {
-                g = g.column(f, q);
+        if self.settings().add_columns {
+            for f in &self.families {
+                for q in &self.qualifiers {
+                    g = g.column(f, q);
+                }
             }
         }
         if self.settings().filter_all {
@@ -270,9 +287,11 @@ impl Client<'_> {
     }
 
     fn add_columns_scan(&self, mut s: Scan) -> Scan {
-        for f in &self.families {
-            for q in &self.qualifiers {
-                s = s.column(f, q);
+        if self.settings().add_columns {
+            for f in &self.families {
+                for q in &self.qualifiers {
+                    s = s.column(f, q);
+                }
             }
         }
         s.caching = self.settings().caching;
@@ -330,6 +349,11 @@ impl Client<'_> {
                 self.count_read(&r);
             }
             PeCommand::RandomRead => {
+                let sleep = self.settings().random_sleep_ms;
+                if sleep > 0 {
+                    // PE: `Thread.sleep(nextInt(randomSleep))` before the get, inside its time.
+                    std::thread::sleep(Duration::from_millis(self.rng.random_range(0..sleep)));
+                }
                 let row = self.random_row();
                 let g = self.add_columns_get(Get::new(row));
                 let multi = self.settings().multi_get;

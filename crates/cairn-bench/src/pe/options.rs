@@ -107,6 +107,36 @@ pub struct PeOptions {
     pub properties: Vec<(String, String)>,
     /// Leave the store's closing time off stderr (for `--json`).
     pub quiet: bool,
+    /// PE's `--cycles`: each client runs its rows this many times.
+    pub cycles: u32,
+    /// PE's `--measureAfter`: latencies count only past this many rows of a client's range.
+    pub measure_after: u64,
+    /// PE's `--latencyThreshold` (ms): count the requests that took at least this long (0: off).
+    pub latency_threshold_ms: u64,
+    /// PE's `--randomSleep` (ms): randomRead sleeps up to this long before each get (0: off).
+    pub random_sleep_ms: u64,
+    /// PE's `--valueZipf`: value sizes Zipf-distributed over 1 … `value_size`.
+    pub value_zipf: bool,
+    /// PE's `--addColumns`: gets and scans name their columns (false: whole rows).
+    pub add_columns: bool,
+    /// PE's `--replicas`: region replicas (cairn serves one).
+    pub replicas: u32,
+    /// PE's `--splitPolicy`: the table's `SPLIT_POLICY` class.
+    pub split_policy: Option<String>,
+    /// PE's `--inmemoryCompaction` (`NONE`, `BASIC`, `EAGER`, `ADAPTIVE`).
+    pub inmemory_compaction: String,
+    /// PE's `--encryption` (`NONE` or a cipher name).
+    pub encryption: String,
+    /// PE's `--usetags` and `--numoftags`: tags written with each cell.
+    pub use_tags: bool,
+    /// PE's `--numoftags`.
+    pub num_of_tags: u32,
+    /// PE's `--commandPropertiesFile`.
+    pub command_properties_file: Option<PathBuf>,
+    /// Client-side options that mean nothing to an embedded store, by PE's spelling with the
+    /// value given (`--oneCon=true`, `--connCount=4`, `--asyncPrefetch`, `--flushCommits=false`,
+    /// `--traceRate=0.1`, `--period=1000`, `--scanReadType=PREAD`): said once before the run.
+    pub client_side: Vec<String>,
 }
 
 impl PeOptions {
@@ -145,6 +175,20 @@ impl PeOptions {
             warm_cache: false,
             properties: Vec::new(),
             quiet: false,
+            cycles: 1,
+            measure_after: 0,
+            latency_threshold_ms: 0,
+            random_sleep_ms: 0,
+            value_zipf: false,
+            add_columns: true,
+            replicas: 1,
+            split_policy: None,
+            inmemory_compaction: "NONE".into(),
+            encryption: "NONE".into(),
+            use_tags: false,
+            num_of_tags: 1,
+            command_properties_file: None,
+            client_side: Vec::new(),
         }
     }
 }
@@ -173,6 +217,13 @@ pub(crate) struct Settings {
     pub caching: usize,
     pub cache_blocks: bool,
     pub write_to_wal: bool,
+    pub cycles: u32,
+    pub measure_after: u64,
+    pub latency_threshold_ms: u64,
+    pub random_sleep_ms: u64,
+    /// `--valueZipf`'s distribution of value sizes, built once for every client.
+    pub value_zipf: Option<std::sync::Arc<super::zipf::Zipf>>,
+    pub add_columns: bool,
 }
 
 /// A checked PE run: everything [`super::run`] needs, and the notes about options that have
@@ -278,6 +329,52 @@ impl Plan {
         if o.buffer_size == 0 {
             bail!("--bufferSize must be at least 1 byte");
         }
+        // PE's own checks of these, then what cairn cannot do, named.
+        if o.value_random && o.value_zipf {
+            bail!("Either valueRandom or valueZipf, but not both");
+        }
+        if o.value_zipf && o.value_size < 2 {
+            bail!("--valueZipf needs --valueSize of at least 2");
+        }
+        if o.cycles == 0 {
+            bail!("--cycles must be at least 1");
+        }
+        if o.replicas != 1 {
+            bail!(
+                "--replicas={}: region replicas are not supported (cairn serves each region once)",
+                o.replicas
+            );
+        }
+        if !o.inmemory_compaction.trim().eq_ignore_ascii_case("NONE") {
+            bail!(
+                "--inmemoryCompaction={}: in-memory compaction is not supported (NONE only)",
+                o.inmemory_compaction
+            );
+        }
+        if !o.encryption.trim().eq_ignore_ascii_case("NONE") {
+            bail!(
+                "--encryption={}: encryption at rest is not supported (NONE only)",
+                o.encryption
+            );
+        }
+        if o.use_tags {
+            bail!("--usetags: writing tags with PE's puts is not supported");
+        }
+        if let Some(f) = &o.command_properties_file {
+            bail!(
+                "--commandPropertiesFile={}: not supported (it feeds custom PE commands, which cairn pe lacks)",
+                f.display()
+            );
+        }
+        if let Some(p) = &o.split_policy {
+            if cairn_region::server::SplitPolicyKind::parse(p).is_none() {
+                bail!(
+                    "--splitPolicy={p}: cairn has SteppingSplitPolicy, \
+                     IncreasingToUpperBoundRegionSplitPolicy, ConstantSizeRegionSplitPolicy and \
+                     DisabledRegionSplitPolicy"
+                );
+            }
+        }
         let encoding =
             DataBlockEncoding::from_name(o.block_encoding.trim().to_ascii_uppercase().as_bytes())
                 .with_context(|| {
@@ -326,6 +423,9 @@ impl Plan {
             cf.data_block_encoding = encoding;
             descriptor = descriptor.with_family(cf);
         }
+        if let Some(p) = &o.split_policy {
+            descriptor = descriptor.with_value("SPLIT_POLICY", p.trim());
+        }
         descriptor
             .validate()
             .map_err(|e| anyhow::anyhow!("table options: {e}"))?;
@@ -350,6 +450,15 @@ impl Plan {
                 caching: o.caching,
                 cache_blocks: o.cache_blocks,
                 write_to_wal: o.write_to_wal,
+                cycles: o.cycles,
+                measure_after: o.measure_after,
+                latency_threshold_ms: o.latency_threshold_ms,
+                random_sleep_ms: o.random_sleep_ms,
+                // PE: `new RandomDistribution.Zipf(rand, 1, valueSize, 1.2)`.
+                value_zipf: o.value_zipf.then(|| {
+                    std::sync::Arc::new(super::zipf::Zipf::new(1, o.value_size as u64, 1.2))
+                }),
+                add_columns: o.add_columns,
             },
             table,
             descriptor,
@@ -391,6 +500,14 @@ fn notes(o: &PeOptions) -> Vec<String> {
         )
     {
         notes.push("--multiPut applies to sequentialWrite and randomWrite only".to_string());
+    }
+    if o.random_sleep_ms > 0 && o.command != PeCommand::RandomRead {
+        notes.push("--randomSleep applies to randomRead only".to_string());
+    }
+    for c in &o.client_side {
+        notes.push(format!(
+            "{c} has no effect embedded: it shapes the client's connections or reporting"
+        ));
     }
     notes
 }

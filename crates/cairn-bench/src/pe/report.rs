@@ -109,6 +109,7 @@ struct Totals {
     misses: u64,
     busy: u64,
     cas: u64,
+    over_threshold: u64,
     rows_per_cpu: f64,
     sum_client_rate: f64,
     hits: u64,
@@ -138,6 +139,7 @@ impl PeReport {
             misses: self.results.iter().map(|r| r.misses).sum(),
             busy: self.results.iter().map(|r| r.busy_waits).sum(),
             cas: self.results.iter().map(|r| r.cas_failures).sum(),
+            over_threshold: self.results.iter().map(|r| r.over_threshold).sum(),
             rows_per_cpu: if cpu > 0.0 { ops as f64 / cpu } else { 0.0 },
             // PE's "Avg TPS": the sum of each client's rows per second.
             sum_client_rate: self.results.iter().map(|r| per_s(r.ops, r.elapsed)).sum(),
@@ -165,6 +167,7 @@ impl PeReport {
                     "rows_per_s": round3(per_s(r.ops, r.elapsed)),
                     "mb_per_s": round3(mb_per_s(s, r.ops, r.elapsed)),
                     "rows_returned": r.rows_returned, "misses": r.misses,
+                    "replies_over_latency_threshold": r.over_threshold,
                     "latency_us": Latency::of(&r.latency).json(),
                 })
             })
@@ -185,6 +188,9 @@ impl PeReport {
             "misses": t.misses,
             "busy_waits": t.busy,
             "cas_failures": t.cas,
+            "cycles": s.cycles,
+            "latency_threshold_ms": s.latency_threshold_ms,
+            "replies_over_latency_threshold": t.over_threshold,
             "wal_appends": self.wal_appends,
             "wall_s": round3(self.wall.as_secs_f64()),
             "rows_per_s": round3(per_s(t.ops, self.wall)),
@@ -242,9 +248,14 @@ impl PeReport {
         line(format!("| {class} | |"));
         line("|---|---|".into());
         line(format!(
-            "| clients x rows | {} x {} (key space {} rows; table {}, {} region{}) |",
+            "| clients x rows | {} x {}{} (key space {} rows; table {}, {} region{}) |",
             s.clients,
             s.rows,
+            if s.cycles > 1 {
+                format!(" x {} cycles", s.cycles)
+            } else {
+                String::new()
+            },
             s.total_rows,
             self.table,
             self.regions,
@@ -271,6 +282,12 @@ impl PeReport {
         }
         if t.busy > 0 {
             line(format!("| waits on a busy region | {} |", t.busy));
+        }
+        if s.latency_threshold_ms > 0 {
+            line(format!(
+                "| replies over the latency threshold ({} ms) | {} |",
+                s.latency_threshold_ms, t.over_threshold
+            ));
         }
         if s.command.is_cas() && t.cas > 0 {
             line(format!(

@@ -40,6 +40,7 @@ HBase's properties (-D NAME=VALUE, or -DNAME=VALUE):
   importtsv.log.bad.lines=BOOL     print the bad lines themselves too (false)
   importtsv.skip.empty.columns=BOOL  write no cell for an empty field (false)
   no.strict=BOOL                   allow families the table lacks, with default settings
+  importtsv.dry.run=BOOL           parse, sort and count every line, write nothing (false)
   hbase.mapreduce.hfileoutputformat.compression / .datablock.encoding   for every family
   hbase.hregion.max.filesize=BYTES roll a family's file at the next row past this size
 
@@ -181,23 +182,31 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
 
     let out_dir = PathBuf::from(&o.bulk_output);
     let (compression, encoding) = (o.compression, o.encoding);
-    let output = bulk_output::BulkOutput::create(
-        &out_dir,
-        layout,
-        |f| {
-            if let Some(c) = compression {
-                f.compression = c;
-            }
-            if let Some(e) = encoding {
-                f.data_block_encoding = e;
-            }
-        },
-        o.max_file_size,
-    )?;
-    let tmp_parent = a
-        .tmp_dir
-        .clone()
-        .unwrap_or_else(|| out_dir.join("_temporary"));
+    // A dry run creates nothing where the output would go: its sorted runs spill into a
+    // temporary directory (or --tmp-dir), removed when it ends.
+    let (output, dry_run_tmp) = if o.dry_run {
+        (None, Some(tempfile::tempdir()?))
+    } else {
+        let output = bulk_output::BulkOutput::create(
+            &out_dir,
+            layout,
+            |f| {
+                if let Some(c) = compression {
+                    f.compression = c;
+                }
+                if let Some(e) = encoding {
+                    f.data_block_encoding = e;
+                }
+            },
+            o.max_file_size,
+        )?;
+        (Some(output), None)
+    };
+    let tmp_parent = match (&a.tmp_dir, &dry_run_tmp) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(tmp)) => tmp.path().to_path_buf(),
+        (None, None) => out_dir.join("_temporary"),
+    };
     let parser = LineParser::new(
         o.columns.clone(),
         o.separator,
@@ -218,7 +227,9 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
     } = match imported {
         Ok(outcome) => outcome,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&out_dir);
+            if !o.dry_run {
+                let _ = std::fs::remove_dir_all(&out_dir);
+            }
             return Err(e);
         }
     };
@@ -251,13 +262,17 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         human(spilled),
         human(budget as u64)
     );
-    println!(
-        "| output | {} files, {}, {} regions, in {} |",
-        written.len(),
-        human(bytes),
-        regions_written.len(),
-        out_dir.display()
-    );
+    if o.dry_run {
+        println!("| output | none: importtsv.dry.run=true |");
+    } else {
+        println!(
+            "| output | {} files, {}, {} regions, in {} |",
+            written.len(),
+            human(bytes),
+            regions_written.len(),
+            out_dir.display()
+        );
+    }
     println!(
         "| time | {wall:.3} s wall ({read_secs:.3} s reading and sorting), {:.3} s CPU |",
         cpu.as_secs_f64()

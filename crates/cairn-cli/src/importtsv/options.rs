@@ -33,6 +33,9 @@ pub struct Options {
     /// `no.strict` (false): families the table lacks are written with default settings
     /// instead of refused.
     pub no_strict: bool,
+    /// `importtsv.dry.run` (false): every line parsed, sorted and counted, nothing written
+    /// (ImportTsv's NullOutputFormat); `importtsv.bulk.output` may then be left out.
+    pub dry_run: bool,
     /// `hbase.mapreduce.hfileoutputformat.compression`: overrides every family's.
     pub compression: Option<Compression>,
     /// `hbase.mapreduce.hfileoutputformat.datablock.encoding`: overrides every family's.
@@ -70,6 +73,7 @@ impl Options {
             log_bad_lines: false,
             skip_empty_columns: false,
             no_strict: false,
+            dry_run: false,
             compression: None,
             encoding: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
@@ -97,9 +101,8 @@ impl Options {
                 "importtsv.log.bad.lines" => o.log_bad_lines = boolean(k, v)?,
                 "importtsv.skip.empty.columns" => o.skip_empty_columns = boolean(k, v)?,
                 "no.strict" => o.no_strict = boolean(k, v)?,
-                "importtsv.mapper.class" | "importtsv.dry.run" => {
-                    bail!("-D {k} is not supported by cairn importtsv")
-                }
+                "importtsv.dry.run" => o.dry_run = boolean(k, v)?,
+                "importtsv.mapper.class" => bail!("-D {k} is not supported by cairn importtsv"),
                 "hbase.mapreduce.hfileoutputformat.compression" => {
                     o.compression = Some(
                         v.trim()
@@ -123,7 +126,12 @@ impl Options {
             }
         }
         o.columns = Columns::parse(columns.as_deref()).map_err(anyhow::Error::msg)?;
-        let Some(out) = bulk_output.filter(|s| !s.is_empty()) else {
+        let bulk_output = bulk_output.filter(|s| !s.is_empty());
+        if o.dry_run {
+            o.bulk_output = bulk_output.unwrap_or_default();
+            return Ok(o);
+        }
+        let Some(out) = bulk_output else {
             bail!(
                 "cairn importtsv only writes HFiles: set -Dimporttsv.bulk.output=DIR, then load \
                  them with completebulkload (direct puts into a table are not supported)"
@@ -199,5 +207,28 @@ mod tests {
                 .contains("single-byte")
         );
         assert!(e(&["nonsense"]).contains("NAME=VALUE"));
+    }
+
+    #[test]
+    fn a_dry_run_needs_no_output_directory() {
+        let o = parse(&[
+            "importtsv.columns=HBASE_ROW_KEY,f",
+            "importtsv.dry.run=true",
+        ])
+        .unwrap();
+        assert!(o.dry_run);
+        assert!(o.bulk_output.is_empty());
+        let o = parse(&[
+            "importtsv.columns=HBASE_ROW_KEY,f",
+            "importtsv.bulk.output=/o",
+            "importtsv.dry.run=false",
+        ])
+        .unwrap();
+        assert!(!o.dry_run);
+        assert!(parse(&[
+            "importtsv.columns=HBASE_ROW_KEY,f",
+            "importtsv.dry.run=maybe"
+        ])
+        .is_err());
     }
 }

@@ -47,13 +47,14 @@ pub struct Outcome {
     pub read_secs: f64,
 }
 
-/// Reads `files` through `parser` into `sorter`, then writes the sorted cells to `output`.
+/// Reads `files` through `parser` into `sorter`, then writes the sorted cells to `output`
+/// (none in a dry run: the cells are sorted and counted only).
 pub fn import(
     files: &[(PathBuf, u64)],
     mut parser: LineParser,
     o: &Options,
     mut sorter: ExternalSorter,
-    mut output: BulkOutput,
+    mut output: Option<BulkOutput>,
     started: Instant,
 ) -> Result<Outcome> {
     let total: u64 = files.iter().map(|(_, n)| *n).sum();
@@ -134,9 +135,15 @@ pub fn import(
         prev_key.clear();
         prev_key.extend_from_slice(k);
         c.cells += 1;
-        output.append(k, v)
+        match output.as_mut() {
+            Some(output) => output.append(k, v),
+            None => Ok(()),
+        }
     })?;
-    let files = output.finish()?;
+    let files = match output {
+        Some(output) => output.finish()?,
+        None => Vec::new(),
+    };
     Ok(Outcome {
         counts: c,
         files,
