@@ -113,6 +113,8 @@ struct Shared {
     /// reaper uses it directly.
     handler: Handler,
     metrics: Arc<ThriftMetrics>,
+    /// Every source `/metrics` and `/jmx` show.
+    registry: metrics::Registry,
     rs: Arc<RegionServer>,
     config: Config,
     stop: AtomicBool,
@@ -270,14 +272,22 @@ impl Server {
         hc.authorizer = authorizer.clone();
         let handler = Handler::new(rs.clone(), metrics.clone(), hc);
         let max_connections = config.max_connections;
+        let rpc_metrics = Arc::new(RpcMetrics::default());
+        let registry = metrics::Registry::new();
+        registry.register(handler.core());
+        registry.register(Arc::new(metrics::RegionServerSource(rs.clone())));
+        if config.rpc.is_some() {
+            registry.register(rpc_metrics.clone());
+        }
         let shared = Arc::new(Shared {
             handler,
             metrics,
+            registry,
             rs,
             config,
             stop: AtomicBool::new(false),
             conns: Registry::new(max_connections),
-            rpc_metrics: Arc::new(RpcMetrics::default()),
+            rpc_metrics,
             thrift_tls,
             https_open: std::sync::atomic::AtomicUsize::new(0),
         });
@@ -318,7 +328,7 @@ impl Server {
                     .clamp(Duration::from_millis(50), Duration::from_secs(1));
                 while !s.stop.load(Ordering::Acquire) {
                     std::thread::park_timeout(tick);
-                    s.handler.expire_scanners();
+                    s.handler.scanners().expire();
                 }
             })
             .expect("spawn reaper");
@@ -770,11 +780,7 @@ fn respond(
 
 /// Every metrics source, the native RPC server's included.
 fn gather(s: &Shared) -> Vec<metrics::Source> {
-    let mut v = metrics::gather(&s.metrics, &s.rs);
-    if s.config.rpc.is_some() {
-        v.push(s.rpc_metrics.source());
-    }
-    v
+    s.registry.gather()
 }
 
 /// The bean `/jmx?qry=NAME` asks for (Hadoop's `JMXJsonServlet` parameter), percent-decoded.

@@ -349,8 +349,7 @@ impl Client<'_> {
             }
             PeCommand::Scan => {
                 if self.scanner.is_none() {
-                    let mut scan = Scan::new();
-                    scan.start_row = format_row(self.result.offset);
+                    let scan = Scan::new().range(format_row(self.result.offset), b"");
                     let mut scan = self.add_columns_scan(scan);
                     if self.settings().filter_all {
                         scan = scan.filter(Box::new(FilterAllFilter));
@@ -363,8 +362,7 @@ impl Client<'_> {
                 }
             }
             PeCommand::RandomSeekScan => {
-                let mut scan = Scan::new();
-                scan.start_row = self.random_row();
+                let scan = Scan::new().range(self.random_row(), b"");
                 let mut scan = self.add_columns_scan(scan);
                 let mut list: Vec<Box<dyn Filter>> = Vec::new();
                 if self.settings().filter_all {

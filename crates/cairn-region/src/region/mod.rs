@@ -5,7 +5,7 @@ mod bulk_load;
 mod check_and_mutate;
 mod delta;
 mod maintenance;
-mod read;
+pub(crate) mod read;
 mod row_mutations;
 mod write;
 

@@ -48,6 +48,7 @@ pub use connection::Service;
 pub use errors::RpcError;
 pub use metrics::RpcMetrics;
 
+use cairn_region::MetaRegion;
 use connection::Job;
 use meta::Location;
 use scanners::Scanners;
@@ -133,10 +134,12 @@ impl RpcConfig {
     }
 }
 
-/// What every call needs: the region server, who this server is, its open scanners.
+/// What every call needs: the region server, who this server is (meta's location), its open
+/// scanners.
 pub struct Services {
     rs: Arc<RegionServer>,
-    location: Location,
+    /// `hbase:meta`, read as any region; it knows where this server is.
+    meta: MetaRegion,
     cluster_id: String,
     scanners: Scanners,
     procedures: master::Procedures,
@@ -190,15 +193,19 @@ impl RpcServer {
         let cluster_id = rs
             .cluster_id()
             .map_err(|e| io::Error::other(format!("reading the cluster id: {e}")))?;
+        let location = Location {
+            host,
+            port: addr.port(),
+            start_code,
+        };
         let services = Services {
-            location: Location {
-                host,
-                port: addr.port(),
-                start_code,
-            },
+            meta: MetaRegion::new(rs.clone(), location),
             cluster_id,
-            scanners: Scanners::new(config.scanner_lease, start_code)
-                .with_cap(config.max_open_scanners),
+            scanners: scanners::scanners(
+                config.scanner_lease,
+                config.max_open_scanners,
+                start_code,
+            ),
             procedures: master::Procedures::default(),
             metrics,
             max_result_size: config.max_result_size,
@@ -259,12 +266,12 @@ impl RpcServer {
 
     /// The `ServerName` clients see: host, port, start code.
     pub fn server_name(&self) -> String {
-        self.shared.services.location.name()
+        self.shared.services.meta.location().name()
     }
 
     /// Where clients reach this server, as `hbase:meta` advertises it.
     pub fn location(&self) -> &Location {
-        &self.shared.services.location
+        self.shared.services.meta.location()
     }
 
     /// The cluster id clients see.
