@@ -18,9 +18,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
 use super::command::PeCommand;
-use super::keys::{format_row, FilterAllFilter, FAMILY_NAME_BASE};
+use super::keys::{format_row, FAMILY_NAME_BASE};
 use super::options::Settings;
 use crate::store::busy_retry;
+use cairn_filter::FilterAllFilter;
 
 /// What one client did.
 pub(crate) struct ClientResult {
