@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
-use cairn_hfile::cell::first_on_row;
+use cairn_cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
 use cairn_region::layout::{decode_region_info_bytes, decode_table_descriptor};
@@ -597,8 +597,8 @@ fn group_or_split(
         if first > last {
             bail!(
                 "Invalid range: {} > {} in {}",
-                cairn_hfile::cell::Escaped(&first),
-                cairn_hfile::cell::Escaped(&last),
+                cairn_cell::Escaped(&first),
+                cairn_cell::Escaped(&last),
                 item.path.display()
             );
         }
@@ -620,7 +620,7 @@ fn group_or_split(
         eprintln!(
             "HFile at {} no longer fits inside a single region. Splitting at {}",
             item.path.display(),
-            cairn_hfile::cell::Escaped(&split_point)
+            cairn_cell::Escaped(&split_point)
         );
         let family = t
             .descriptor
@@ -693,7 +693,7 @@ fn check_halves(bottom: &Path, top: &Path, split: &[u8]) -> Result<()> {
                 bail!(
                     "split half {} holds rows on the wrong side of {}",
                     p.display(),
-                    cairn_hfile::cell::Escaped(split)
+                    cairn_cell::Escaped(split)
                 );
             }
         }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use cairn_bench::progress;
-use cairn_hfile::cell::{Escaped, KeyRef};
+use cairn_cell::{Escaped, KeyRef};
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{checksum_failures, HFileReader, ReaderOptions};
 use clap::{ArgAction, ArgGroup, Args};
@@ -325,7 +325,7 @@ fn scan(r: &HFileReader, args: &HFileArgs, out: &mut impl Write) -> Result<u64> 
         }
         if args.check_order {
             if let Some(p) = &prev {
-                if cairn_hfile::cell::compare_keys(&KeyRef::parse(p)?, &c.key)
+                if cairn_cell::compare_keys(&KeyRef::parse(p)?, &c.key)
                     == std::cmp::Ordering::Greater
                 {
                     out_of_order += 1;

@@ -78,7 +78,7 @@ fn print_regions(s: &RegionServer, only: Option<&TableName>) -> Result<()> {
         for r in &s.table(&name)?.regions {
             let bytes: u64 = r.stores().map(|st| st.files_size()).sum();
             let files: usize = r.stores().map(|st| st.file_count()).sum();
-            let key = |k: &[u8]| cairn_hfile::cell::Escaped(k).to_string();
+            let key = |k: &[u8]| cairn_cell::Escaped(k).to_string();
             println!(
                 "{:<20} {:<34} {:<20} {:<20} {:>12} {:>6}",
                 name.to_string(),

@@ -125,8 +125,7 @@ mod tests {
     fn a_vec_scanner_seeks_steps_and_finds_the_last_row_before_a_key() {
         let mut s = VecScanner::new(vec![kv("a"), kv("c"), kv("e")]);
         assert_eq!(s.peek().unwrap().row(), b"a");
-        s.seek(&cairn_hfile::cell::first_on_row(b"b").unwrap())
-            .unwrap();
+        s.seek(&cairn_cell::first_on_row(b"b").unwrap()).unwrap();
         assert_eq!(s.peek().unwrap().row(), b"c");
         s.next().unwrap();
         assert_eq!(s.peek().unwrap().row(), b"e");
@@ -135,7 +134,7 @@ mod tests {
         s.next().unwrap();
         assert!(s.peek().is_none());
         let before = |s: &mut VecScanner, row: &[u8]| {
-            let k = cairn_hfile::cell::first_on_row(row).unwrap();
+            let k = cairn_cell::first_on_row(row).unwrap();
             s.last_row_before(Some(&k)).unwrap()
         };
         assert_eq!(before(&mut s, b"d"), Some(b"c".to_vec()));

@@ -12,8 +12,8 @@ pub use row_mutations::{RowMutation, RowMutations};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use cairn_cell::{CellType, LATEST_TIMESTAMP};
 use cairn_filter::Filter;
-use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
 use cairn_wal::Durability;
 
 use crate::matcher::TimeRange;

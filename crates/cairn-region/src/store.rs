@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_blockcache::CombinedBlockCache;
+use cairn_cell::{first_on_row, CellRef, KeyValue};
 use cairn_fs::{FileSystem, FsOutput};
-use cairn_hfile::cell::first_on_row;
 use cairn_hfile::file_info::keys;
-use cairn_hfile::{BlockReadOptions, BloomType, CellRef, HFileWriter, KeyValue};
+use cairn_hfile::{BlockReadOptions, BloomType, HFileWriter};
 use parking_lot::{Mutex, RwLock};
 use prost::Message;
 

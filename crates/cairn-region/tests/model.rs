@@ -164,7 +164,7 @@ fn row_key(r: u8) -> String {
     format!("row{r}")
 }
 
-fn cells(r: &[cairn_hfile::KeyValue]) -> Vec<(u8, i64, String)> {
+fn cells(r: &[cairn_cell::KeyValue]) -> Vec<(u8, i64, String)> {
     r.iter()
         .map(|c| {
             let c = c.as_cell();

@@ -6,11 +6,11 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use cairn_cell::KeyValue;
 use cairn_filter::{
     Comparator, CompareOp, Filter, FilterList, Operator, PageFilter, SingleColumnValueFilter,
     WhileMatchFilter,
 };
-use cairn_hfile::KeyValue;
 use cairn_region::{Durability, Get, Increment, Put, RegionServer, Scan, TableName, TableScanner};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;

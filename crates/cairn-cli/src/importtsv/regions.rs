@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use cairn_hfile::cell::compare_bytes;
+use cairn_cell::compare_bytes;
 use cairn_region::layout::{self, read_region_info, read_table_descriptor, REGION_INFO_FILE};
 use cairn_region::{ColumnFamilyDescriptor, TableName};
 

@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cairn_blockcache::CombinedBlockCache;
+use cairn_cell::{CellType, KeyValue, LATEST_TIMESTAMP};
 use cairn_fs::{FileSystem, LocalFileSystem};
-use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
-use cairn_hfile::{BlockReadOptions, KeyValue};
+use cairn_hfile::BlockReadOptions;
 use cairn_wal::{Durability, Wal, WalEdit};
 use parking_lot::{Mutex, RwLock};
 

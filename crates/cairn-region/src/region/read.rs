@@ -65,7 +65,7 @@ impl Region {
         let mut heap = KeyValueHeap::new(scanners);
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
         if let Some(&first) = order.first() {
-            heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
+            heap.seek(&cairn_cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
         let mut last_key: Option<Vec<u8>> = None;
@@ -75,7 +75,7 @@ impl Region {
             let g = gets[i].take().expect("each get once");
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
-            let key = cairn_hfile::cell::first_on_row(&g.row)?;
+            let key = cairn_cell::first_on_row(&g.row)?;
             if last_key.as_deref() == Some(key.as_slice()) {
                 // The same row asked twice: the heap is already past it.
                 cursor.heap().seek(&key)?;

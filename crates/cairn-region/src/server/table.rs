@@ -40,8 +40,7 @@ impl Table {
         }
         self.regions
             .partition_point(|r| {
-                cairn_hfile::cell::compare_bytes(&r.info.start_key, row)
-                    != std::cmp::Ordering::Greater
+                cairn_cell::compare_bytes(&r.info.start_key, row) != std::cmp::Ordering::Greater
             })
             .saturating_sub(1)
     }
@@ -83,7 +82,7 @@ impl RegionServer {
             }
         }
         Err(RegionError::NotServingRegion(
-            cairn_hfile::cell::Escaped(name).to_string(),
+            cairn_cell::Escaped(name).to_string(),
         ))
     }
 }
@@ -267,7 +266,7 @@ mod tests {
         let want = [0, 0, 0, 1, 1, 1, 2, 2, 2];
         for (row, want) in rows.iter().zip(want) {
             let i = t.region_index(row);
-            assert_eq!(i, want, "{}", cairn_hfile::cell::Escaped(row));
+            assert_eq!(i, want, "{}", cairn_cell::Escaped(row));
             // The router and the region's own range agree: a start key is inclusive, an end
             // key exclusive.
             assert!(t.regions[i].info.contains_row(row));

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use cairn_hfile::KeyValue;
+use cairn_cell::KeyValue;
 use cairn_region::mutation::row_bound;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Durability, Get, Put, Scan, TableName, TimeRange,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_hfile::cell::LATEST_TIMESTAMP;
+use cairn_cell::LATEST_TIMESTAMP;
 use cairn_region::{Delete, RegionServer};
 use cairn_thrift::hbase::{
     BatchMutation, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TCell, TIncrement,

@@ -99,7 +99,8 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+    use cairn_cell::KeyValue;
+    use cairn_hfile::{HFileWriter, WriterOptions};
     use cairn_region::{
         ColumnFamilyDescriptor, Get, RegionServer, ServerConfig, TableDescriptor, TableName,
     };

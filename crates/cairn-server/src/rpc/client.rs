@@ -47,7 +47,7 @@ impl Services {
                 errors::NOT_SERVING_REGION,
                 format!(
                     "{} is not online on {}",
-                    cairn_hfile::cell::Escaped(&spec.value),
+                    cairn_cell::Escaped(&spec.value),
                     self.meta.location().name()
                 ),
                 false,

@@ -168,8 +168,8 @@ fn columns_of(
             if cell.row() != row {
                 return Err(RpcError::bad_request(format!(
                     "a cell of row {} in a mutation of row {}",
-                    cairn_hfile::cell::Escaped(cell.row()),
-                    cairn_hfile::cell::Escaped(row)
+                    cairn_cell::Escaped(cell.row()),
+                    cairn_cell::Escaped(row)
                 )));
             }
             let kind = CellType::from_code(cell.type_code()).ok_or_else(|| {

@@ -20,6 +20,7 @@
 
 use std::fmt;
 
+use cairn_cell::CellRef;
 use cairn_filter::{
     BitwiseOp, ColumnCountGetFilter, ColumnPaginationFilter, ColumnPrefixFilter, ColumnRangeFilter,
     ColumnValueFilter, Comparator, CompareOp, DependentColumnFilter, FamilyFilter, Filter,
@@ -28,7 +29,6 @@ use cairn_filter::{
     ReturnCode, RowFilter, SingleColumnValueExcludeFilter, SingleColumnValueFilter, SkipFilter,
     TimestampsFilter, ValueFilter, WhileMatchFilter, MAX_FILTER_DEPTH,
 };
-use cairn_hfile::cell::CellRef;
 use cairn_rpc::pb;
 use prost::Message;
 
