@@ -106,9 +106,7 @@ impl Options {
     fn parse(properties: &[String]) -> Result<Options> {
         let mut o = Options::default();
         for p in properties {
-            let (k, v) = p
-                .split_once('=')
-                .ok_or_else(|| anyhow!("-D {p}: expected KEY=VALUE"))?;
+            let (k, v) = crate::define::split(p)?;
             match k {
                 "always.copy.files" => o.copy = parse_bool(k, v)?,
                 "hbase.mapreduce.bulkload.assign.sequenceNumbers" => {

@@ -9,6 +9,7 @@
 mod checksum;
 mod compact;
 mod completebulkload;
+mod define;
 mod hbase_args;
 mod hfile;
 mod importtsv;

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cairn_region::{RegionServer, ServerConfig, TableName};
 use clap::Args;
 
@@ -25,10 +25,8 @@ impl StoreArgs {
         // The tool's own change only: no background flushes, compactions or splits.
         c.background = false;
         for p in &self.properties {
-            let Some((k, v)) = p.split_once('=') else {
-                bail!("-D {p}: expected KEY=VALUE");
-            };
-            c.set_property(k.trim(), v)?;
+            let (k, v) = crate::define::split(p)?;
+            c.set_property(k, v)?;
         }
         RegionServer::open(c).with_context(|| format!("opening {}", self.data))
     }
