@@ -2,7 +2,8 @@
 //! to, serving what a standalone HBase serves on one port — `ClientMetaService` (connection
 //! registry), `MasterService` (what `Admin` uses), `ClientService` (reads and writes),
 //! `AdminService` (region information, flushes, compactions) — over the embedded region
-//! server, with `hbase:meta` as a virtual region ([`meta`]).
+//! server, with `hbase:meta` read as a region (cairn-region's `MetaRegion`; [`meta`] names it on
+//! the wire).
 //!
 //! Threads: one acceptor; one reader per connection (which first runs the TLS handshake
 //! when the port has TLS: HBase's optional SSL handler, plaintext told apart by its first
