@@ -12,11 +12,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use cairn_cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
-use cairn_region::layout::{decode_region_info_bytes, decode_table_descriptor};
+use cairn_region::tools::layout::{decode_region_info_bytes, decode_table_descriptor};
 // HBase's HFILE_NAME_REGEX, as the region store reads store file names.
-use cairn_region::reference::is_hfile_name as is_hfile;
 use cairn_region::region::hfile_row_range;
-use cairn_region::storefile::writer_options;
+use cairn_region::tools::is_hfile_name as is_hfile;
+use cairn_region::tools::writer_options;
 use cairn_region::{
     ColumnFamilyDescriptor, RegionInfo, RegionServer, ServerConfig, TableDescriptor, TableName,
 };

@@ -43,6 +43,7 @@ pub mod server;
 pub mod store;
 pub mod store_file_scanner;
 pub mod storefile;
+pub mod tools;
 
 pub use cairn_wal::Durability;
 pub use descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
