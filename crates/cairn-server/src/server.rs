@@ -447,16 +447,9 @@ impl Server {
         if s.stop.swap(true, Ordering::AcqRel) {
             return;
         }
-        // Wake the acceptor.
-        let _ = TcpStream::connect_timeout(&self.thrift_addr, Duration::from_secs(1));
-        if let Some(a) = self.acceptor.take() {
-            let _ = a.join();
-        }
+        connections::stop_acceptor(self.thrift_addr, self.acceptor.take());
         s.conns.shutdown_all(Shutdown::Read);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while s.metrics.open_connections.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        connections::wait_drained(|| s.metrics.open_connections.load(Ordering::Acquire) <= 0);
         s.conns.shutdown_all(Shutdown::Both);
         if let Some(r) = self.reaper.take() {
             r.thread().unpark();
@@ -467,10 +460,7 @@ impl Server {
                 srv.unblock();
                 let _ = h.join();
             }
-            Some(Http::Tls(addr, h)) => {
-                let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
-                let _ = h.join();
-            }
+            Some(Http::Tls(addr, h)) => connections::stop_acceptor(addr, Some(h)),
             None => {}
         }
     }

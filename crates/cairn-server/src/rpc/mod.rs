@@ -301,15 +301,9 @@ impl RpcServer {
         if s.stop.swap(true, Ordering::AcqRel) {
             return;
         }
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(a) = self.acceptor.take() {
-            let _ = a.join();
-        }
+        crate::connections::stop_acceptor(self.addr, self.acceptor.take());
         s.conns.shutdown_all(Shutdown::Both);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !s.conns.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        crate::connections::wait_drained(|| s.conns.is_empty());
         // Each handler ends at a stop job of its own.
         for _ in 0..self.handlers.len() {
             s.queue.push(Job::Stop);
