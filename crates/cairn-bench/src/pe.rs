@@ -33,7 +33,7 @@ use client::ClientResult;
 use options::Settings;
 
 pub use command::PeCommand;
-pub use keys::{format_row, FilterAllFilter, FAMILY_NAME_BASE, ROW_LENGTH};
+pub use keys::{format_row, FAMILY_NAME_BASE, ROW_LENGTH};
 pub use options::{
     PeOptions, Plan, TotalSize, DEFAULT_BLOCK_CACHE_SIZE, DEFAULT_BLOCK_SIZE, DEFAULT_BUFFER_SIZE,
     DEFAULT_CACHING, DEFAULT_ROWS, DEFAULT_VALUE_SIZE, ONE_GB,

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use cairn_blockcache::{
     BlockCacheConfig, BucketCacheConfig, CachedBlockSource, CombinedBlockCache,
 };
-use cairn_hfile::{BloomType, HFileReader, HFileWriter, KeyValue, ReaderOptions, WriterOptions};
+use cairn_cell::KeyValue;
+use cairn_hfile::{BloomType, HFileReader, HFileWriter, ReaderOptions, WriterOptions};
 
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the zeroed struct we pass; RUSAGE_SELF is always valid.

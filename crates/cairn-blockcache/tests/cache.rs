@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use cairn_blockcache::*;
+use cairn_cell::KeyValue;
 use cairn_checksum::ChecksumType;
 use cairn_hfile::{
-    Block, BlockHeader, BlockReadOptions, BlockType, HFileReader, HFileWriter, KeyValue,
-    ReaderOptions, WriterOptions,
+    Block, BlockHeader, BlockReadOptions, BlockType, HFileReader, HFileWriter, ReaderOptions,
+    WriterOptions,
 };
 
 /// A block whose every byte is derived from its key, so a block served under the wrong key

@@ -9,18 +9,61 @@ use crate::{CellError, CellRef, KeyRef};
 /// "last on row" key sorts after every other key of its row.
 #[inline]
 pub fn compare_keys(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Ordering {
-    compare_bytes(a.row(), b.row()).then_with(|| {
-        if a.is_last_on_row() {
-            return Ordering::Greater;
-        }
-        if b.is_last_on_row() {
-            return Ordering::Less;
-        }
-        compare_bytes(a.family(), b.family())
-            .then_with(|| compare_bytes(a.qualifier(), b.qualifier()))
-            .then_with(|| b.timestamp().cmp(&a.timestamp()))
-            .then_with(|| b.type_code().cmp(&a.type_code()))
-    })
+    compare_bytes(a.row(), b.row()).then_with(|| compare_keys_without_row(a, b))
+}
+
+/// `hbase:meta`'s key order (`MetaCellComparator`): rows by [`compare_meta_rows`], the rest
+/// as [`compare_keys`].
+pub fn compare_meta_keys(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Ordering {
+    compare_meta_rows(a.row(), b.row()).then_with(|| compare_keys_without_row(a, b))
+}
+
+/// The order of two keys of one row (`CellComparatorImpl.compareWithoutRow`).
+#[inline]
+fn compare_keys_without_row(a: &KeyRef<'_>, b: &KeyRef<'_>) -> Ordering {
+    if a.is_last_on_row() {
+        return if b.is_last_on_row() {
+            Ordering::Equal
+        } else {
+            Ordering::Greater
+        };
+    }
+    if b.is_last_on_row() {
+        return Ordering::Less;
+    }
+    compare_bytes(a.family(), b.family())
+        .then_with(|| compare_bytes(a.qualifier(), b.qualifier()))
+        .then_with(|| b.timestamp().cmp(&a.timestamp()))
+        .then_with(|| b.type_code().cmp(&a.type_code()))
+}
+
+/// `hbase:meta`'s row order (`MetaCellComparator.compareRows`): a meta row
+/// `<table>,<start key>,<region id>.<encoded name>.` compares by table name, then start key,
+/// then the rest, each part bytewise, not by the whole row's bytes (which would put `t ,`
+/// before `t,`). The start key is what lies between the first comma and the last one.
+pub fn compare_meta_rows(l: &[u8], r: &[u8]) -> Ordering {
+    let (ld, rd) = (
+        l.iter().position(|&b| b == b','),
+        r.iter().position(|&b| b == b','),
+    );
+    let o = compare_bytes(&l[..ld.unwrap_or(l.len())], &r[..rd.unwrap_or(r.len())]);
+    if o != Ordering::Equal {
+        return o;
+    }
+    let (ls, rs) = match (ld, rd) {
+        (None, Some(_)) => return Ordering::Less,
+        (Some(_), None) => return Ordering::Greater,
+        (None, None) => return Ordering::Equal,
+        (Some(a), Some(b)) => (a + 1, b + 1),
+    };
+    let lf = l[ls..].iter().rposition(|&b| b == b',').map(|i| i + ls);
+    let rf = r[rs..].iter().rposition(|&b| b == b',').map(|i| i + rs);
+    let o = compare_bytes(&l[ls..lf.unwrap_or(l.len())], &r[rs..rf.unwrap_or(r.len())]);
+    if o != Ordering::Equal {
+        return o;
+    }
+    // As HBase: with no second delimiter the last part compared is the whole row.
+    compare_bytes(&l[lf.map_or(0, |f| f + 1)..], &r[rf.map_or(0, |f| f + 1)..])
 }
 
 /// Unsigned lexicographic order, inlined and eight bytes at a time: rows, families and
@@ -114,6 +157,59 @@ mod tests {
                 &key("a", "f", "q", 1, CellType::Put)
             ),
             Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn meta_rows_sort_by_table_then_start_key_then_id() {
+        use Ordering::*;
+        // The client's region scan of table t runs from "t,," to "t ,," in this order.
+        assert_eq!(compare_meta_rows(b"t,,1.a.", b"t ,,"), Less);
+        assert_eq!(compare_meta_rows(b"t,,", b"t,,1.a."), Less);
+        assert_eq!(compare_meta_rows(b"t,b,1.a.", b"t ,,"), Less);
+        assert_eq!(
+            compare_meta_rows(b"t", b"t,,1.a."),
+            Less,
+            "the table state row first"
+        );
+        assert_eq!(compare_meta_rows(b"t,a,2.x.", b"t,b,1.y."), Less);
+        assert_eq!(compare_meta_rows(b"t,a,1.x.", b"t,a,2.x."), Less);
+        // A start key with a comma: the middle part ends at the last comma.
+        assert_eq!(compare_meta_rows(b"t,a,b,1.x.", b"t,a,c,1.x."), Less);
+        assert_eq!(compare_meta_rows(b"s,z,1.x.", b"t,,1.x."), Less);
+        assert_eq!(compare_meta_rows(b"t,,1.x.", b"t,,1.x."), Equal);
+        // Plain byte order would say otherwise.
+        assert_eq!(b"t,,1.a.".as_slice().cmp(b"t ,,".as_slice()), Greater);
+    }
+
+    #[test]
+    fn meta_keys_order_rows_as_meta_and_the_rest_as_every_table() {
+        let k = |row: &str, q: &str| key(row, "info", q, 1, CellType::Put);
+        let mut keys = [
+            k("t ,,", "a"),
+            last_on_row(b"t,,1.x.").unwrap(),
+            k("t,,1.x.", "server"),
+            first_on_row(b"t,,1.x.").unwrap(),
+            k("t,,1.x.", "regioninfo"),
+            k("t", "state"),
+        ];
+        keys.sort_by(|a, b| {
+            compare_meta_keys(&KeyRef::parse(a).unwrap(), &KeyRef::parse(b).unwrap())
+        });
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{:?}", KeyRef::parse(k).unwrap()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "t/info:state/1/Put",
+                "t,,1.x./:/9223372036854775807/Maximum",
+                "t,,1.x./info:regioninfo/1/Put",
+                "t,,1.x./info:server/1/Put",
+                "t,,1.x./:/9223372036854775807/Minimum",
+                "t ,,/info:a/1/Put",
+            ]
         );
     }
 

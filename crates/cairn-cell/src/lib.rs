@@ -7,7 +7,8 @@
 //! u8 | family | qualifier | timestamp i64 | type u8`, big-endian, as HBase's `KeyValue`) with
 //! its limits and search keys ([`make_key`], [`first_on_row`], [`last_on_row`]...), and
 //! HBase's cell order (`CellComparatorImpl`: [`compare_keys`], [`compare_cells`],
-//! [`compare_bytes`]).
+//! [`compare_bytes`]; `hbase:meta`'s `MetaCellComparator`: [`compare_meta_keys`],
+//! [`compare_meta_rows`]).
 //!
 //! **Does not own:** how cells are laid out in an HFile data block or encoded there (the HFile
 //! crate), how a WAL frames them (the WAL crate), or what a cell means for reads (versions,
@@ -25,7 +26,10 @@ mod key_value;
 
 pub use cell_ref::CellRef;
 pub use cell_type::CellType;
-pub use compare::{compare_bytes, compare_cells, compare_key_bytes, compare_keys, same_bytes};
+pub use compare::{
+    compare_bytes, compare_cells, compare_key_bytes, compare_keys, compare_meta_keys,
+    compare_meta_rows, same_bytes,
+};
 pub use error::CellError;
 pub use escaped::Escaped;
 pub use key::{

@@ -67,10 +67,8 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut once = a.once;
     let mut archive = false;
     for p in &a.properties {
-        let Some((k, v)) = p.split_once('=') else {
-            bail!("-D {p}: expected KEY=VALUE");
-        };
-        match k.trim() {
+        let (k, v) = crate::define::split(p)?;
+        match k {
             "hbase.compactiontool.compact.major" => major |= tool_bool(k, v)?,
             "hbase.compactiontool.compact.once" => once |= tool_bool(k, v)?,
             // false: the replaced files go to HBase's archive directory, as HBase's own

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
-use cairn_hfile::cell::first_on_row;
+use cairn_cell::first_on_row;
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{HFileReader, HFileWriter, ReaderOptions};
-use cairn_region::layout::{decode_region_info_bytes, decode_table_descriptor};
+use cairn_region::tools::layout::{decode_region_info_bytes, decode_table_descriptor};
 // HBase's HFILE_NAME_REGEX, as the region store reads store file names.
-use cairn_region::reference::is_hfile_name as is_hfile;
 use cairn_region::region::hfile_row_range;
-use cairn_region::storefile::writer_options;
+use cairn_region::tools::is_hfile_name as is_hfile;
+use cairn_region::tools::writer_options;
 use cairn_region::{
     ColumnFamilyDescriptor, RegionInfo, RegionServer, ServerConfig, TableDescriptor, TableName,
 };
@@ -110,9 +110,7 @@ impl Options {
     fn parse(properties: &[String]) -> Result<Options> {
         let mut o = Options::default();
         for p in properties {
-            let (k, v) = p
-                .split_once('=')
-                .ok_or_else(|| anyhow!("-D {p}: expected KEY=VALUE"))?;
+            let (k, v) = crate::define::split(p)?;
             match k {
                 "always.copy.files" => o.copy = parse_bool(k, v)?,
                 "hbase.mapreduce.bulkload.assign.sequenceNumbers" => {
@@ -412,7 +410,7 @@ impl Target for Remote {
 
     fn create(&mut self, descriptor: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
         // The schema as the table's `.tableinfo` carries it, which is CreateTable's TableSchema.
-        let bytes = cairn_region::layout::encode_table_descriptor(&descriptor);
+        let bytes = cairn_region::tools::layout::encode_table_descriptor(&descriptor);
         let table_schema: pb::TableSchema =
             prost::Message::decode(&bytes[4..]).context("encoding the table's schema")?;
         let req = pb::CreateTableRequest {
@@ -733,8 +731,8 @@ fn group_or_split(
         if first > last {
             bail!(
                 "Invalid range: {} > {} in {}",
-                cairn_hfile::cell::Escaped(&first),
-                cairn_hfile::cell::Escaped(&last),
+                cairn_cell::Escaped(&first),
+                cairn_cell::Escaped(&last),
                 item.path.display()
             );
         }
@@ -756,7 +754,7 @@ fn group_or_split(
         eprintln!(
             "HFile at {} no longer fits inside a single region. Splitting at {}",
             item.path.display(),
-            cairn_hfile::cell::Escaped(&split_point)
+            cairn_cell::Escaped(&split_point)
         );
         let family = t
             .descriptor
@@ -829,7 +827,7 @@ fn check_halves(bottom: &Path, top: &Path, split: &[u8]) -> Result<()> {
                 bail!(
                     "split half {} holds rows on the wrong side of {}",
                     p.display(),
-                    cairn_hfile::cell::Escaped(split)
+                    cairn_cell::Escaped(split)
                 );
             }
         }

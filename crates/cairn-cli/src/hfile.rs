@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use cairn_bench::progress;
-use cairn_hfile::cell::{first_on_row, Escaped, KeyRef};
+use cairn_cell::{first_on_row, Escaped, KeyRef};
 use cairn_hfile::file_info::keys;
 use cairn_hfile::{checksum_failures, HFileReader, ReaderOptions};
 use clap::{ArgAction, ArgGroup, Args};
@@ -391,7 +391,7 @@ fn scan(r: &HFileReader, file: &Path, args: &HFileArgs, out: &mut impl Write) ->
         }
         if args.check_order {
             if let Some(p) = &prev {
-                if cairn_hfile::cell::compare_keys(&KeyRef::parse(p)?, &c.key)
+                if cairn_cell::compare_keys(&KeyRef::parse(p)?, &c.key)
                     == std::cmp::Ordering::Greater
                 {
                     out_of_order += 1;
@@ -541,7 +541,7 @@ fn region_dir(root: &Path, name: &str) -> Result<PathBuf> {
                 "-r {name}: the name carries no encoded region name (`<table>,<start>,<id>.<encoded>.`)"
             )
         })?;
-    Ok(cairn_region::layout::table_dir(root, &table).join(encoded))
+    Ok(cairn_region::tools::layout::table_dir(root, &table).join(encoded))
 }
 
 /// The files of a region's family directories (HBase's `HFile.getStoreFiles`): every file in
@@ -692,7 +692,7 @@ impl MobCheck {
             .join(&mob_region)
             .join(&family)
             .join(&file);
-        let archived = cairn_region::layout::archive_table_dir(root, &table)
+        let archived = cairn_region::tools::layout::archive_table_dir(root, &table)
             .join(&mob_region)
             .join(&family)
             .join(&file);

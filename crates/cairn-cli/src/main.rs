@@ -10,6 +10,7 @@ mod checksum;
 mod compact;
 mod completebulkload;
 mod completions;
+mod define;
 mod hbase_args;
 mod hfile;
 mod importtsv;

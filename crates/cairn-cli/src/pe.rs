@@ -282,13 +282,8 @@ fn total_size(s: &str) -> Result<TotalSize, String> {
 
 /// `-D NAME=VALUE`.
 pub fn property(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("{s:?}: expected NAME=VALUE"))?;
-    if k.trim().is_empty() {
-        return Err(format!("{s:?}: the name is empty"));
-    }
-    Ok((k.trim().to_string(), v.trim().to_string()))
+    let (k, v) = crate::define::split(s).map_err(|e| e.to_string())?;
+    Ok((k.to_string(), v.trim().to_string()))
 }
 
 /// PE's command names (clap lists them, with what each does, on a bad one and in --help).

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cairn_region::{RegionServer, ServerConfig, TableName};
 use clap::Args;
 
@@ -25,10 +25,8 @@ impl StoreArgs {
         // The tool's own change only: no background flushes, compactions or splits.
         c.background = false;
         for p in &self.properties {
-            let Some((k, v)) = p.split_once('=') else {
-                bail!("-D {p}: expected KEY=VALUE");
-            };
-            c.set_property(k.trim(), v)?;
+            let (k, v) = crate::define::split(p)?;
+            c.set_property(k, v)?;
         }
         RegionServer::open(c).with_context(|| format!("opening {}", self.data))
     }
@@ -78,7 +76,7 @@ fn print_regions(s: &RegionServer, only: Option<&TableName>) -> Result<()> {
         for r in &s.table(&name)?.regions {
             let bytes: u64 = r.stores().map(|st| st.files_size()).sum();
             let files: usize = r.stores().map(|st| st.file_count()).sum();
-            let key = |k: &[u8]| cairn_hfile::cell::Escaped(k).to_string();
+            let key = |k: &[u8]| cairn_cell::Escaped(k).to_string();
             println!(
                 "{:<20} {:<34} {:<20} {:<20} {:>12} {:>6}",
                 name.to_string(),

@@ -108,10 +108,8 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
         config.apply_toml(&text, &path.display().to_string())?;
     }
     for d in &a.define {
-        let (k, v) = d
-            .split_once('=')
-            .with_context(|| format!("-D {d}: expected NAME=VALUE"))?;
-        config.set(k.trim(), v)?;
+        let (k, v) = crate::define::split(d)?;
+        config.set(k, v)?;
     }
     if let Some(d) = &a.data {
         config.data_dir = d.clone();

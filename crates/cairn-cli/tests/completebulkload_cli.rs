@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+use cairn_cell::KeyValue;
+use cairn_hfile::{HFileWriter, WriterOptions};
 use cairn_region::region::hfile_row_range;
 use cairn_region::{
     ColumnFamilyDescriptor, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor, TableName,

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cairn_hfile::cell::{CellType, KeyValue};
+use cairn_cell::{CellType, KeyValue};
 use cairn_hfile::{BloomType, Compression, HFileWriter, WriterOptions};
 
 fn cairn(args: &[&str]) -> Output {

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cairn_hfile::cell::compare_keys;
+use cairn_cell::compare_keys;
 use cairn_hfile::encoding::DataBlockEncoding;
 use cairn_hfile::{BloomType, Compression, HFileReader};
 use cairn_region::layout::{self, write_region_info, write_table_descriptor};
@@ -199,7 +199,7 @@ fn read_output(out: &Path) -> Vec<OutFile> {
             while more {
                 let c = s.cell().unwrap();
                 if let Some(p) = &prev {
-                    let p = cairn_hfile::cell::KeyRef::parse(p).unwrap();
+                    let p = cairn_cell::KeyRef::parse(p).unwrap();
                     assert_eq!(
                         compare_keys(&p, &c.key),
                         std::cmp::Ordering::Less,

@@ -47,7 +47,7 @@ pub use column::{
 pub use comparator::{BitwiseOp, Comparator, CompareOp};
 pub use error::FilterError;
 pub use list::{FilterList, Operator};
-pub use misc::{FirstKeyOnlyFilter, KeyOnlyFilter, PageFilter, TimestampsFilter};
+pub use misc::{FilterAllFilter, FirstKeyOnlyFilter, KeyOnlyFilter, PageFilter, TimestampsFilter};
 pub use parse::{parse_filter, MAX_FILTER_DEPTH, SUPPORTED_FILTERS};
 pub use row::{InclusiveStopFilter, PrefixFilter, RowFilter};
 pub use value::{

@@ -1,4 +1,5 @@
-//! `FirstKeyOnlyFilter`, `KeyOnlyFilter`, `PageFilter`, `TimestampsFilter`.
+//! `FirstKeyOnlyFilter`, `KeyOnlyFilter`, `PageFilter`, `TimestampsFilter`, and
+//! `FilterAllFilter`.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -200,6 +201,27 @@ impl Filter for TimestampsFilter {
         }
         let list: Vec<String> = self.timestamps.iter().map(i64::to_string).collect();
         Some(format!("TimestampsFilter({})", list.join(", ")))
+    }
+}
+
+/// HBase's `FilterAllFilter` (hbase-server's test jar; PerformanceEvaluation's `--filterAll`
+/// sends it): every row key passes, every cell is skipped and every row is dropped, so a scan
+/// reads the whole range and returns nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FilterAllFilter;
+
+impl Filter for FilterAllFilter {
+    fn filter_row_key(&mut self, _row: &[u8]) -> bool {
+        false
+    }
+    fn filter_cell(&mut self, _cell: &CellRef<'_>) -> ReturnCode {
+        ReturnCode::Skip
+    }
+    fn has_filter_row(&self) -> bool {
+        true
+    }
+    fn filter_row(&mut self) -> bool {
+        true
     }
 }
 

@@ -11,8 +11,7 @@ mod common;
 
 use std::cmp::Ordering;
 
-use cairn_hfile::cell::{compare_cells, first_on_row};
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{compare_cells, first_on_row, CellRef, KeyValue};
 use cairn_region::heap::{CellScanner, KeyValueHeap, VecScanner};
 
 /// The merge as it was: the current scanner is found by comparing every scanner's cell.

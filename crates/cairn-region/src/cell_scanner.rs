@@ -1,8 +1,9 @@
 //! The cursor every source of cells implements (HBase's `KeyValueScanner`): memstore
 //! segments, store files, and plain sorted lists for tests and benchmarks.
 
-use cairn_hfile::cell::compare_keys;
-use cairn_hfile::{CellRef, KeyRef, KeyValue};
+use std::cmp::Ordering;
+
+use cairn_cell::{compare_keys, compare_meta_keys, CellRef, KeyRef, KeyValue};
 
 use crate::error::Result;
 
@@ -39,16 +40,36 @@ pub trait CellScanner: Send {
     }
 }
 
-/// A scanner over an owned, sorted list of cells (tests, benchmarks, small merges).
+/// A scanner over an owned, sorted list of cells (tests, benchmarks, small merges, the
+/// virtual `hbase:meta`).
 pub struct VecScanner {
     cells: Vec<KeyValue>,
     pos: usize,
+    /// The key order the cells are in, which seeks search by.
+    compare: fn(&KeyRef<'_>, &KeyRef<'_>) -> Ordering,
 }
 
 impl VecScanner {
     /// Cells in HBase's order (the caller sorts them).
     pub fn new(cells: Vec<KeyValue>) -> VecScanner {
-        VecScanner { cells, pos: 0 }
+        VecScanner {
+            cells,
+            pos: 0,
+            compare: compare_keys,
+        }
+    }
+
+    /// Cells in `hbase:meta`'s order ([`compare_meta_keys`]), which they are sorted into.
+    pub fn in_meta_order(mut cells: Vec<KeyValue>) -> VecScanner {
+        cells.sort_by(|a, b| {
+            compare_meta_keys(&a.as_cell().key, &b.as_cell().key)
+                .then_with(|| b.as_cell().sequence_id.cmp(&a.as_cell().sequence_id))
+        });
+        VecScanner {
+            cells,
+            pos: 0,
+            compare: compare_meta_keys,
+        }
     }
 
     /// Where the first cell whose key is ≥ `key` is (the length when none is).
@@ -56,7 +77,7 @@ impl VecScanner {
         let k = KeyRef::parse(key)?;
         Ok(self
             .cells
-            .partition_point(|c| compare_keys(&c.as_cell().key, &k) == std::cmp::Ordering::Less))
+            .partition_point(|c| (self.compare)(&c.as_cell().key, &k) == Ordering::Less))
     }
 }
 
@@ -104,8 +125,7 @@ mod tests {
     fn a_vec_scanner_seeks_steps_and_finds_the_last_row_before_a_key() {
         let mut s = VecScanner::new(vec![kv("a"), kv("c"), kv("e")]);
         assert_eq!(s.peek().unwrap().row(), b"a");
-        s.seek(&cairn_hfile::cell::first_on_row(b"b").unwrap())
-            .unwrap();
+        s.seek(&cairn_cell::first_on_row(b"b").unwrap()).unwrap();
         assert_eq!(s.peek().unwrap().row(), b"c");
         s.next().unwrap();
         assert_eq!(s.peek().unwrap().row(), b"e");
@@ -114,7 +134,7 @@ mod tests {
         s.next().unwrap();
         assert!(s.peek().is_none());
         let before = |s: &mut VecScanner, row: &[u8]| {
-            let k = cairn_hfile::cell::first_on_row(row).unwrap();
+            let k = cairn_cell::first_on_row(row).unwrap();
             s.last_row_before(Some(&k)).unwrap()
         };
         assert_eq!(before(&mut s, b"d"), Some(b"c".to_vec()));

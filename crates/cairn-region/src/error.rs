@@ -1,6 +1,6 @@
 //! Errors of the region store: each names the table, region, family, file or request field.
 
-use cairn_hfile::cell::{CellError, Escaped};
+use cairn_cell::{CellError, Escaped};
 use cairn_hfile::HFileError;
 
 /// The region store's result; the error is a [`RegionError`] unless said otherwise.

@@ -3,8 +3,7 @@
 
 use std::cmp::Ordering;
 
-use cairn_hfile::cell::compare_bytes;
-use cairn_hfile::{CellRef, KeyRef, KeyValue};
+use cairn_cell::{compare_bytes, CellRef, KeyRef, KeyValue};
 
 use crate::cell_scanner::CellScanner;
 use crate::error::Result;
@@ -21,7 +20,7 @@ pub struct HalfScanner {
 impl HalfScanner {
     /// `inner` limited to `half`.
     pub fn new(inner: Box<dyn CellScanner>, half: Half) -> Result<HalfScanner> {
-        let split_key = cairn_hfile::cell::first_on_row(&half.split_row)?;
+        let split_key = cairn_cell::first_on_row(&half.split_row)?;
         Ok(HalfScanner {
             inner,
             half,
@@ -139,8 +138,7 @@ mod tests {
     }
 
     fn walk(s: &mut dyn CellScanner, from: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        s.seek(&cairn_hfile::cell::first_on_row(from).unwrap())
-            .unwrap();
+        s.seek(&cairn_cell::first_on_row(from).unwrap()).unwrap();
         let mut out = Vec::new();
         while let Some(c) = s.peek() {
             out.push((c.row().to_vec(), c.qualifier().to_vec()));
@@ -170,8 +168,8 @@ mod tests {
                 .collect();
             prop_assert_eq!(walk(&mut s, &from), want.clone());
             // Reseeking from the start key of the scan gives the same.
-            s.seek(&cairn_hfile::cell::first_on_row(b"").unwrap()).unwrap();
-            s.reseek(&cairn_hfile::cell::first_on_row(&from).unwrap()).unwrap();
+            s.seek(&cairn_cell::first_on_row(b"").unwrap()).unwrap();
+            s.reseek(&cairn_cell::first_on_row(&from).unwrap()).unwrap();
             let mut again = Vec::new();
             while let Some(c) = s.peek() {
                 again.push((c.row().to_vec(), c.qualifier().to_vec()));
@@ -179,7 +177,7 @@ mod tests {
             }
             prop_assert_eq!(again, want);
             // The last row before a key, as a reversed scan asks it.
-            let key = cairn_hfile::cell::first_on_row(&from).unwrap();
+            let key = cairn_cell::first_on_row(&from).unwrap();
             let before = all
                 .iter()
                 .map(|c| c.as_cell().row().to_vec())

@@ -9,8 +9,7 @@
 
 use std::cmp::Ordering;
 
-use cairn_hfile::cell::compare_cells;
-use cairn_hfile::{CellRef, KeyValue};
+use cairn_cell::{compare_cells, CellRef, KeyValue};
 
 use crate::error::Result;
 
@@ -180,10 +179,10 @@ impl<'a> KeyValueHeap<'a> {
         key: &[u8],
         reseek: impl Fn(&mut dyn CellScanner, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let k = cairn_hfile::KeyRef::parse(key)?;
+        let k = cairn_cell::KeyRef::parse(key)?;
         let behind = |s: &dyn CellScanner| {
             s.peek()
-                .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, &k) == Ordering::Less)
+                .is_some_and(|c| cairn_cell::compare_keys(&c.key, &k) == Ordering::Less)
         };
         // Scanners in the heap sort after the current one: when it is not behind the key,
         // none of them is, and nothing moves.
@@ -208,7 +207,7 @@ impl<'a> KeyValueHeap<'a> {
             if let Some(r) = s.last_row_before(key)? {
                 if best
                     .as_ref()
-                    .is_none_or(|b| cairn_hfile::cell::compare_bytes(&r, b) == Ordering::Greater)
+                    .is_none_or(|b| cairn_cell::compare_bytes(&r, b) == Ordering::Greater)
                 {
                     best = Some(r);
                 }
@@ -280,11 +279,11 @@ mod tests {
             reseek_row in 0u8..22,
         ) {
             let mut h = KeyValueHeap::new(scanners(&src));
-            let first = cairn_hfile::cell::first_on_row(b"").unwrap();
+            let first = cairn_cell::first_on_row(b"").unwrap();
             h.seek(&first).unwrap();
             prop_assert_eq!(drain(&mut h), expected(&src));
 
-            let key = cairn_hfile::cell::first_on_row(&[b'r', seek_row]).unwrap();
+            let key = cairn_cell::first_on_row(&[b'r', seek_row]).unwrap();
             h.seek(&key).unwrap();
             let want: Vec<_> = expected(&src)
                 .into_iter()
@@ -293,7 +292,7 @@ mod tests {
             // A reseek to a key at or behind the position moves nothing.
             h.reseek(&first).unwrap();
             let after_reseek = {
-                let key = cairn_hfile::cell::first_on_row(&[b'r', reseek_row]).unwrap();
+                let key = cairn_cell::first_on_row(&[b'r', reseek_row]).unwrap();
                 let mut g = KeyValueHeap::new(scanners(&src));
                 g.seek(&first).unwrap();
                 g.reseek(&key).unwrap();
@@ -328,8 +327,7 @@ mod tests {
             Box::new(VecScanner::new(vec![tagged(2, 1, "c1")])),
         ];
         let mut h = KeyValueHeap::new(src);
-        h.seek(&cairn_hfile::cell::first_on_row(b"").unwrap())
-            .unwrap();
+        h.seek(&cairn_cell::first_on_row(b"").unwrap()).unwrap();
         let mut values = Vec::new();
         while let Some(c) = h.peek() {
             values.push(String::from_utf8(c.value.to_vec()).unwrap());

@@ -160,7 +160,7 @@ impl RegionInfo {
     /// as HBase compares rows).
     #[inline]
     pub fn contains_row(&self, row: &[u8]) -> bool {
-        use cairn_hfile::cell::compare_bytes;
+        use cairn_cell::compare_bytes;
         use std::cmp::Ordering::Less;
         (self.start_key.is_empty() || compare_bytes(row, &self.start_key) != Less)
             && (self.end_key.is_empty() || compare_bytes(row, &self.end_key) == Less)

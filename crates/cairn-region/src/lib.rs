@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod accounting;
+pub mod bounds;
 pub mod cell_scanner;
 pub mod compaction;
 pub mod descriptor;
@@ -26,11 +27,13 @@ pub mod heap;
 pub mod layout;
 pub mod matcher;
 pub mod memstore;
+pub mod meta;
 pub mod metrics;
 pub mod mutation;
 pub mod mvcc;
 pub mod names;
 pub mod offline;
+pub mod read;
 pub mod read_options;
 pub mod read_points;
 pub mod reference;
@@ -40,15 +43,18 @@ pub mod server;
 pub mod store;
 pub mod store_file_scanner;
 pub mod storefile;
+pub mod tools;
 
 pub use cairn_wal::Durability;
 pub use descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 pub use error::{RegionError, Result};
 pub use layout::RegionInfo;
 pub use matcher::TimeRange;
+pub use meta::MetaRegion;
 pub use mutation::{
     Append, CheckAndMutate, CheckAndMutateResult, Delete, Get, Increment, Put, RowMutations, Scan,
 };
+pub use read::RegionRead;
 pub use read_options::ReadOptions;
 pub use region::{FlushOutcome, Region, RegionConfig};
 pub use scanner::RegionScanner;

@@ -9,9 +9,8 @@
 
 use std::collections::HashSet;
 
+use cairn_cell::{make_key, same_bytes, CellRef, CellType};
 use cairn_filter::{Filter, ReturnCode};
-use cairn_hfile::cell::{make_key, same_bytes, CellType};
-use cairn_hfile::CellRef;
 
 use crate::descriptor::ColumnFamilyDescriptor;
 
@@ -186,7 +185,7 @@ impl Matcher {
                     (_, Some(ttl)) => now_ms.saturating_sub(ttl),
                 };
                 if let Some(c) = &mut columns {
-                    c.sort_by(|a, b| cairn_hfile::cell::compare_bytes(a, b));
+                    c.sort_by(|a, b| cairn_cell::compare_bytes(a, b));
                     c.dedup();
                 }
                 FamilyRules {
@@ -198,7 +197,7 @@ impl Matcher {
                 }
             })
             .collect();
-        families.sort_by(|a, b| cairn_hfile::cell::compare_bytes(&a.name, &b.name));
+        families.sort_by(|a, b| cairn_cell::compare_bytes(&a.name, &b.name));
         families.dedup_by(|a, b| a.name == b.name);
         Matcher {
             mode,
@@ -280,9 +279,7 @@ impl Matcher {
     pub fn next_column_key(&self, cell: &CellRef<'_>) -> Option<Vec<u8>> {
         if let Some(Some(cols)) = self.rules.map(|i| &self.families[i].columns) {
             if let Some(q) = cols.get(self.column_index) {
-                if cairn_hfile::cell::compare_bytes(q, cell.qualifier())
-                    == std::cmp::Ordering::Greater
-                {
+                if cairn_cell::compare_bytes(q, cell.qualifier()) == std::cmp::Ordering::Greater {
                     return make_key(
                         cell.row(),
                         cell.family(),
@@ -315,7 +312,7 @@ impl Matcher {
             self.family.extend_from_slice(cell.family());
             let at = self
                 .families
-                .binary_search_by(|r| cairn_hfile::cell::compare_bytes(&r.name, cell.family()));
+                .binary_search_by(|r| cairn_cell::compare_bytes(&r.name, cell.family()));
             self.rules = at.ok();
             // The families after this one (found or not) in the sorted list.
             let after = match at {
@@ -407,7 +404,7 @@ impl Matcher {
                 let Some(want) = cols.get(self.column_index) else {
                     return MatchCode::SeekNextRow;
                 };
-                match cairn_hfile::cell::compare_bytes(cell.qualifier(), want) {
+                match cairn_cell::compare_bytes(cell.qualifier(), want) {
                     std::cmp::Ordering::Equal => break,
                     std::cmp::Ordering::Less => {
                         self.last_ts_type = None;
@@ -546,7 +543,7 @@ impl Matcher {
     /// The explicit tracker moves past every requested column up to `cell`'s.
     fn done_with_column(&mut self, cols: &[Vec<u8>], cell: &CellRef<'_>) {
         while let Some(want) = cols.get(self.column_index) {
-            let c = cairn_hfile::cell::compare_bytes(cell.qualifier(), want);
+            let c = cairn_cell::compare_bytes(cell.qualifier(), want);
             self.last_ts_type = None;
             if c == std::cmp::Ordering::Less {
                 return;
@@ -618,7 +615,7 @@ enum Deleted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_hfile::KeyValue;
+    use cairn_cell::KeyValue;
 
     fn cell(q: &str, ts: i64, t: CellType, seq: u64) -> KeyValue {
         KeyValue::new(b"r", b"f", q.as_bytes(), ts, t, b"v")

@@ -10,8 +10,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use cairn_hfile::cell::{compare_keys, CellType};
-use cairn_hfile::{CellRef, KeyRef, KeyValue};
+use cairn_cell::{compare_keys, CellRef, CellType, KeyRef, KeyValue};
 use crossbeam_skiplist::SkipSet;
 
 use crate::error::Result;
@@ -398,7 +397,7 @@ impl CellScanner for SegmentScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_hfile::cell::first_on_row;
+    use cairn_cell::first_on_row;
 
     fn kv(row: &str, q: &str, ts: i64, seq: u64) -> Arc<KeyValue> {
         Arc::new(

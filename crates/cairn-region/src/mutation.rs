@@ -10,9 +10,10 @@ pub use check_and_mutate::{Action, CheckAndMutate, CheckAndMutateResult, Conditi
 pub use row_mutations::{RowMutation, RowMutations};
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
+use cairn_cell::{CellType, LATEST_TIMESTAMP};
 use cairn_filter::Filter;
-use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
 use cairn_wal::Durability;
 
 use crate::matcher::TimeRange;
@@ -289,12 +290,22 @@ impl Get {
         self.options.cache_blocks = on;
         self
     }
+    /// At most `n` cells per family (HBase's `setMaxResultsPerColumnFamily`).
+    pub fn store_limit(mut self, n: u32) -> Get {
+        self.options.store_limit = Some(n);
+        self
+    }
+    /// Leaves out the first `n` cells of each family (HBase's `setRowOffsetPerColumnFamily`).
+    pub fn store_offset(mut self, n: u32) -> Get {
+        self.options.store_offset = n;
+        self
+    }
 
-    /// The scan this get is: the same options, over one row (`start_row`; the scanner
-    /// stops after it, so no stop row is built).
+    /// The scan this get is: the same options, over one row (the start; the scanner stops
+    /// after it, so no stop bound is built).
     pub fn into_scan(self) -> Scan {
         Scan {
-            start_row: self.row,
+            start: Bound::Included(self.row),
             columns: self.columns,
             options: self.options,
             single_row: true,
@@ -303,15 +314,31 @@ impl Get {
     }
 }
 
+/// A bound of a row range: `Unbounded` for an empty row (HBase's `EMPTY_START_ROW` and
+/// `EMPTY_END_ROW` mean "no bound", whether inclusive or not), else `Included` or `Excluded`.
+pub fn row_bound(row: impl AsRef<[u8]>, inclusive: bool) -> Bound<Vec<u8>> {
+    let row = row.as_ref();
+    if row.is_empty() {
+        Bound::Unbounded
+    } else if inclusive {
+        Bound::Included(row.to_vec())
+    } else {
+        Bound::Excluded(row.to_vec())
+    }
+}
+
 /// A range read.
 #[derive(Debug)]
 pub struct Scan {
-    /// Inclusive; empty = from the first row.
-    pub start_row: Vec<u8>,
-    /// Exclusive; empty = to the last row.
-    pub stop_row: Vec<u8>,
-    /// Rows from last to first: `start_row` is then the first row returned (inclusive) and
-    /// `stop_row` the exclusive lower bound, as in HBase.
+    /// Where the scan begins: the first row it may return (`Included`), or the row it begins
+    /// after (`Excluded`); `Unbounded` begins at the first row. Reversed, this is the highest
+    /// row of the range, as in HBase.
+    pub start: Bound<Vec<u8>>,
+    /// Where the scan ends: the last row it may return (`Included`), or the row it ends before
+    /// (`Excluded`, HBase's default); `Unbounded` runs to the last row. Reversed, this is the
+    /// lowest row of the range.
+    pub stop: Bound<Vec<u8>>,
+    /// Rows from last to first: `start` is then the upper bound and `stop` the lower one.
     pub reversed: bool,
     /// Which families and columns (empty = all).
     pub columns: Columns,
@@ -332,8 +359,8 @@ impl Scan {
     /// Every row, every column, newest versions.
     pub fn new() -> Scan {
         Scan {
-            start_row: Vec::new(),
-            stop_row: Vec::new(),
+            start: Bound::Unbounded,
+            stop: Bound::Unbounded,
             reversed: false,
             columns: Columns::new(),
             caching: 100,
@@ -341,17 +368,28 @@ impl Scan {
             single_row: false,
         }
     }
-    /// Rows in `[start, stop)`.
+    /// Rows in `[start, stop)` (an empty row: no bound), HBase's `withStartRow(start)` and
+    /// `withStopRow(stop)`. Reversed, `start` is the highest row and `stop` the lowest.
     pub fn range(mut self, start: impl AsRef<[u8]>, stop: impl AsRef<[u8]>) -> Scan {
-        self.start_row = start.as_ref().to_vec();
-        self.stop_row = stop.as_ref().to_vec();
+        self.start = row_bound(start, true);
+        self.stop = row_bound(stop, false);
+        self
+    }
+    /// Where the scan begins (HBase's `withStartRow(row, inclusive)`).
+    pub fn with_start(mut self, start: Bound<Vec<u8>>) -> Scan {
+        self.start = start;
+        self
+    }
+    /// Where the scan ends (HBase's `withStopRow(row, inclusive)`).
+    pub fn with_stop(mut self, stop: Bound<Vec<u8>>) -> Scan {
+        self.stop = stop;
         self
     }
     /// Rows starting with `prefix` (HBase's `setRowPrefixFilter`).
     pub fn prefix(mut self, prefix: impl AsRef<[u8]>) -> Scan {
         let p = prefix.as_ref();
-        self.start_row = p.to_vec();
-        self.stop_row = prefix_stop(p);
+        self.start = row_bound(p, true);
+        self.stop = row_bound(prefix_stop(p), false);
         self
     }
     /// Rows from last to first (HBase's `setReversed`).
@@ -404,12 +442,23 @@ impl Scan {
         self.options.cache_blocks = on;
         self
     }
+    /// At most `n` cells per family and row (HBase's `setMaxResultsPerColumnFamily`).
+    pub fn store_limit(mut self, n: u32) -> Scan {
+        self.options.store_limit = Some(n);
+        self
+    }
+    /// Leaves out the first `n` cells of each family in each row (HBase's
+    /// `setRowOffsetPerColumnFamily`).
+    pub fn store_offset(mut self, n: u32) -> Scan {
+        self.options.store_offset = n;
+        self
+    }
 
     /// The same scan with no filter (the filter, which has state, moves separately).
     pub(crate) fn clone_without_filter(&self) -> Scan {
         Scan {
-            start_row: self.start_row.clone(),
-            stop_row: self.stop_row.clone(),
+            start: self.start.clone(),
+            stop: self.stop.clone(),
             reversed: self.reversed,
             columns: self.columns.clone(),
             caching: self.caching,
@@ -572,14 +621,20 @@ mod tests {
         assert_eq!(prefix_stop(b""), b"");
         let s = Scan::new().prefix(b"k\xff");
         assert_eq!(
-            (s.start_row.as_slice(), s.stop_row.as_slice()),
-            (&b"k\xff"[..], &b"l"[..])
+            (&s.start, &s.stop),
+            (
+                &Bound::Included(b"k\xff".to_vec()),
+                &Bound::Excluded(b"l".to_vec())
+            )
         );
         // Every row with the prefix is in [start, stop), and the first row after it is not.
+        use crate::bounds::{above, below, RowOrder};
+        let o = RowOrder::Bytes;
+        let in_range = |row: &[u8]| above(o, &s.start, row) && below(o, &s.stop, row);
         for row in [&b"k\xff"[..], b"k\xff\x00", b"k\xff\xff\xff"] {
-            assert!(row >= s.start_row.as_slice() && row < s.stop_row.as_slice());
+            assert!(in_range(row));
         }
-        assert!(b"l".as_slice() >= s.stop_row.as_slice());
+        assert!(!in_range(b"l"));
     }
 
     #[test]
@@ -587,8 +642,8 @@ mod tests {
         let g = Get::new("row").column("f", "q").family("g").versions(3);
         let s = g.into_scan();
         assert!(s.single_row);
-        assert_eq!(s.start_row, b"row");
-        assert!(s.stop_row.is_empty());
+        assert_eq!(s.start, Bound::Included(b"row".to_vec()));
+        assert_eq!(s.stop, Bound::Unbounded);
         assert_eq!(s.options.max_versions, 3);
         assert_eq!(s.columns.get(&b"f"[..]), Some(&Some(vec![b"q".to_vec()])));
         assert_eq!(s.columns.get(&b"g"[..]), Some(&None));

@@ -268,7 +268,7 @@ mod tests {
     use super::*;
     use crate::descriptor::{TableDescriptor, TableName};
     use crate::layout::RegionInfo;
-    use cairn_hfile::KeyValue;
+    use cairn_cell::KeyValue;
 
     /// `<root>/t` with `.tabledesc` (family `f`, VERSIONS 5) and one region with `f/`, a
     /// `.tmp/` and a `recovered.edits/` directory. Returns (table dir, region dir).

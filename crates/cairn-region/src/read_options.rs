@@ -31,6 +31,13 @@ pub struct ReadOptions {
     pub batch: usize,
     /// Return delete markers and the cells they mask too (HBase's `Scan.setRaw`).
     pub raw: bool,
+    /// At most this many cells per family and row (HBase's `storeLimit`,
+    /// `setMaxResultsPerColumnFamily`; `None` = no limit), counted after
+    /// [`store_offset`](Self::store_offset) cells are skipped.
+    pub store_limit: Option<u32>,
+    /// Cells of each family and row left out before any is returned (HBase's `storeOffset`,
+    /// `setRowOffsetPerColumnFamily`).
+    pub store_offset: u32,
 }
 
 impl Default for ReadOptions {
@@ -44,6 +51,8 @@ impl Default for ReadOptions {
             limit: 0,
             batch: 0,
             raw: false,
+            store_limit: None,
+            store_offset: 0,
         }
     }
 }
@@ -104,6 +113,8 @@ mod tests {
             limit: 6,
             batch: 2,
             raw: true,
+            store_limit: Some(7),
+            store_offset: 8,
         };
         let c = o.clone_without_filter();
         assert!(c.filter.is_none());
@@ -119,5 +130,6 @@ mod tests {
             ),
             (false, Some(3), TimeRange::new(1, 5), 4, 6, 2, true)
         );
+        assert_eq!((c.store_limit, c.store_offset), (Some(7), 8));
     }
 }

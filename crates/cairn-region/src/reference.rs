@@ -43,14 +43,13 @@ impl Half {
     /// Whether `row` is in this half.
     #[inline]
     pub fn contains_row(&self, row: &[u8]) -> bool {
-        (cairn_hfile::cell::compare_bytes(row, &self.split_row) != std::cmp::Ordering::Less)
-            == self.top
+        (cairn_cell::compare_bytes(row, &self.split_row) != std::cmp::Ordering::Less) == self.top
     }
 
     /// The reference file's bytes: `PBUF` + `FSProtos.Reference`, the split key being the
     /// key of the first possible cell of the split row (`KeyValueUtil.createFirstOnRow`).
     pub fn encode(&self) -> Result<Vec<u8>> {
-        let key = cairn_hfile::cell::first_on_row(&self.split_row)?;
+        let key = cairn_cell::first_on_row(&self.split_row)?;
         let m = ReferencePb {
             splitkey: key,
             range: if self.top { RANGE_TOP } else { RANGE_BOTTOM },
@@ -93,7 +92,7 @@ impl Half {
             })?;
             (key.to_vec(), flag != 0)
         };
-        let split_row = cairn_hfile::KeyRef::parse(&key)
+        let split_row = cairn_cell::KeyRef::parse(&key)
             .map_err(|e| corrupt(format!("reference split key is not a cell key: {e}")))?
             .row()
             .to_vec();
@@ -208,7 +207,7 @@ mod tests {
 
     #[test]
     fn the_legacy_writable_form_is_read_too() {
-        let key = cairn_hfile::cell::first_on_row(b"m").unwrap();
+        let key = cairn_cell::first_on_row(b"m").unwrap();
         let mut bytes = vec![1u8, key.len() as u8];
         bytes.extend_from_slice(&key);
         let h = Half::decode(&bytes, Path::new("r")).unwrap();

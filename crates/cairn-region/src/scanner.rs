@@ -2,13 +2,14 @@
 //! filter, and assembles rows (HBase's `RegionScannerImpl` + `StoreScanner`).
 
 use std::collections::VecDeque;
+use std::ops::Bound;
 use std::sync::Arc;
 
+use cairn_cell::{first_on_row, last_on_row, same_bytes, KeyValue};
 use cairn_filter::Filter;
-use cairn_hfile::cell::{compare_bytes, first_on_row, last_on_row, same_bytes};
-use cairn_hfile::KeyValue;
 use parking_lot::Mutex;
 
+use crate::bounds::{self, RowOrder};
 use crate::error::Result;
 use crate::heap::KeyValueHeap;
 use crate::matcher::{MatchCode, Matcher};
@@ -20,12 +21,20 @@ pub struct RegionScanner {
     heap: KeyValueHeap<'static>,
     matcher: Matcher,
     filter: Option<Box<dyn Filter>>,
-    start_row: Vec<u8>,
-    stop_row: Vec<u8>,
+    /// Where the scan begins (its upper bound when reversed); a get's row is `Included`.
+    start: Bound<Vec<u8>>,
+    /// Where it ends (its lower bound when reversed).
+    stop: Bound<Vec<u8>>,
+    /// How the region's rows sort (bytes, or `hbase:meta`'s order).
+    order: RowOrder,
     reversed: bool,
     batch: usize,
     limit: usize,
     single_row: bool,
+    /// HBase's `storeLimit` and `storeOffset`, when the read has either.
+    per_family: Option<PerFamily>,
+    /// The read point the scanner reads at.
+    read_point: u64,
     rows: usize,
     pending: VecDeque<Vec<KeyValue>>,
     done: bool,
@@ -52,14 +61,75 @@ pub(crate) struct ScannerParts {
     pub heap: KeyValueHeap<'static>,
     pub matcher: Matcher,
     pub filter: Option<Box<dyn Filter>>,
-    pub start_row: Vec<u8>,
-    pub stop_row: Vec<u8>,
+    pub start: Bound<Vec<u8>>,
+    pub stop: Bound<Vec<u8>>,
+    pub order: RowOrder,
     pub reversed: bool,
     pub batch: usize,
     pub limit: usize,
+    pub store_limit: Option<u32>,
+    pub store_offset: u32,
     pub single_row: bool,
+    pub read_point: u64,
     pub guard: Option<ReadPointGuard>,
     pub metrics: Option<Arc<crate::metrics::RegionMetrics>>,
+}
+
+/// HBase's `storeLimit` / `storeOffset` at work: how many cells of the current family of the
+/// current row the matcher has let through (`StoreScanner.countPerRow`; one store is one
+/// family).
+struct PerFamily {
+    limit: Option<u32>,
+    offset: u32,
+    family: Vec<u8>,
+    count: u32,
+}
+
+/// What [`PerFamily`] says of a cell the matcher let through.
+enum FamilyCount {
+    /// Within the limit and past the offset: returned.
+    Take,
+    /// Returned, and the family's last in this row: the limit is reached.
+    TakeLast,
+    /// Within the offset: left out, and the scan moves on as if returned.
+    Skip,
+}
+
+impl PerFamily {
+    fn new(limit: Option<u32>, offset: u32) -> Option<PerFamily> {
+        (limit.is_some() || offset > 0).then(|| PerFamily {
+            limit,
+            offset,
+            family: Vec::new(),
+            count: 0,
+        })
+    }
+
+    fn start_row(&mut self) {
+        self.family.clear();
+        self.count = 0;
+    }
+
+    /// As HBase 2's `StoreScanner`: a cell past the offset is returned, and the family stops
+    /// once `count >= limit + offset` (so a limit of 0 returns one cell, as HBase does).
+    fn count(&mut self, family: &[u8]) -> FamilyCount {
+        if !same_bytes(&self.family, family) {
+            self.family.clear();
+            self.family.extend_from_slice(family);
+            self.count = 0;
+        }
+        self.count += 1;
+        if self.count <= self.offset {
+            FamilyCount::Skip
+        } else if self
+            .limit
+            .is_some_and(|l| u64::from(self.count) >= u64::from(l) + u64::from(self.offset))
+        {
+            FamilyCount::TakeLast
+        } else {
+            FamilyCount::Take
+        }
+    }
 }
 
 impl RegionScanner {
@@ -68,12 +138,15 @@ impl RegionScanner {
             heap: p.heap,
             matcher: p.matcher,
             filter: p.filter,
-            start_row: p.start_row,
-            stop_row: p.stop_row,
+            start: p.start,
+            stop: p.stop,
+            order: p.order,
             reversed: p.reversed,
             batch: p.batch,
             limit: p.limit,
             single_row: p.single_row,
+            per_family: PerFamily::new(p.store_limit, p.store_offset),
+            read_point: p.read_point,
             rows: 0,
             pending: VecDeque::new(),
             done: false,
@@ -96,7 +169,7 @@ impl RegionScanner {
     /// Reads `row` next, with everything else as it is (a multi-get's next row, whose get
     /// asks for what the last one asked): the heap is already positioned at the row.
     pub(crate) fn restart_single_row(&mut self, row: Vec<u8>) {
-        self.start_row = row;
+        self.start = Bound::Included(row);
         self.started = true;
         self.done = false;
         self.rows = 0;
@@ -140,6 +213,12 @@ impl RegionScanner {
     /// The last row the scanner looked at, returned or filtered out (HBase's scan cursor).
     pub fn cursor_row(&self) -> &[u8] {
         &self.row
+    }
+
+    /// The MVCC read point the scanner reads at (a client reopening the scan elsewhere asks
+    /// for it again).
+    pub fn read_point(&self) -> u64 {
+        self.read_point
     }
 
     /// The next row (or part of one, with a batch limit); `None` at the end.
@@ -231,7 +310,13 @@ impl RegionScanner {
     fn next_forward_row(&mut self) -> Result<bool> {
         if !self.started {
             self.started = true;
-            self.heap.seek(&first_on_row(&self.start_row)?)?;
+            let key = match &self.start {
+                Bound::Included(row) => first_on_row(row)?,
+                // The first key after every cell of the row.
+                Bound::Excluded(row) => last_on_row(row)?,
+                Bound::Unbounded => first_on_row(b"")?,
+            };
+            self.heap.seek(&key)?;
         }
         let Some(c) = self.heap.peek() else {
             return Ok(false);
@@ -240,15 +325,16 @@ impl RegionScanner {
         if self.single_row {
             // A get: its row or nothing. The row is read once, so the request's copy of it
             // becomes the scanner's.
-            if !same_bytes(row, &self.start_row) {
+            let Bound::Included(want) = &mut self.start else {
+                return Ok(false);
+            };
+            if !same_bytes(row, want) {
                 return Ok(false);
             }
-            self.row = std::mem::take(&mut self.start_row);
+            self.row = std::mem::take(want);
             return Ok(true);
         }
-        if !self.stop_row.is_empty()
-            && compare_bytes(row, &self.stop_row) != std::cmp::Ordering::Less
-        {
+        if !bounds::below(self.order, &self.stop, row) {
             return Ok(false);
         }
         self.row.clear();
@@ -260,10 +346,11 @@ impl RegionScanner {
     fn next_reverse_row(&mut self) -> Result<bool> {
         let cursor = if !self.started {
             self.started = true;
-            if self.start_row.is_empty() {
-                None
-            } else {
-                Some(last_on_row(&self.start_row)?)
+            match &self.start {
+                Bound::Unbounded => None,
+                // The last row at or before the start: every cell of it sorts before this.
+                Bound::Included(row) => Some(last_on_row(row)?),
+                Bound::Excluded(row) => Some(first_on_row(row)?),
             }
         } else {
             match &self.reverse_cursor {
@@ -274,10 +361,8 @@ impl RegionScanner {
         let Some(row) = self.heap.last_row_before(cursor.as_deref())? else {
             return Ok(false);
         };
-        // A reversed scan's stop row is an exclusive lower bound.
-        if !self.stop_row.is_empty()
-            && compare_bytes(&row, &self.stop_row) != std::cmp::Ordering::Greater
-        {
+        // A reversed scan's stop is its lower bound.
+        if !bounds::above(self.order, &self.stop, &row) {
             return Ok(false);
         }
         self.reverse_cursor = Some(first_on_row(&row)?);
@@ -306,6 +391,9 @@ impl RegionScanner {
     fn assemble_row(&mut self, row: &[u8]) -> Result<Vec<KeyValue>> {
         let mut out = Vec::new();
         self.matcher.start_row();
+        if let Some(pf) = &mut self.per_family {
+            pf.start_row();
+        }
         if let Some(f) = self.filter.as_deref_mut() {
             f.reset();
             if f.filter_all_remaining() {
@@ -326,7 +414,27 @@ impl RegionScanner {
             if !same_bytes(c.row(), row) {
                 break;
             }
-            let code = self.matcher.match_cell(&c, self.filter.as_deref_mut());
+            let mut code = self.matcher.match_cell(&c, self.filter.as_deref_mut());
+            if let Some(pf) = &mut self.per_family {
+                if matches!(
+                    code,
+                    MatchCode::Include
+                        | MatchCode::IncludeAndSeekNextCol
+                        | MatchCode::IncludeAndSeekNextRow
+                ) {
+                    code = match (pf.count(c.family()), code) {
+                        (FamilyCount::Take, code) => code,
+                        // As HBase's StoreScanner: at the limit, the store's next row.
+                        (FamilyCount::TakeLast, _) => MatchCode::IncludeAndSeekNextRow,
+                        // Left out, but the scan moves on as the matcher said.
+                        (FamilyCount::Skip, MatchCode::Include) => MatchCode::Skip,
+                        (FamilyCount::Skip, MatchCode::IncludeAndSeekNextCol) => {
+                            MatchCode::SeekNextCol
+                        }
+                        (FamilyCount::Skip, _) => MatchCode::SeekNextRow,
+                    };
+                }
+            }
             match code {
                 MatchCode::Include => {
                     out.push(self.heap.peek_owned().unwrap_or_else(|| c.to_owned()));

@@ -4,7 +4,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use cairn_hfile::{CellRef, HFileReader, KeyValue, SharedHFileScanner};
+use cairn_cell::{CellRef, KeyValue};
+use cairn_hfile::{HFileReader, SharedHFileScanner};
 
 use crate::cell_scanner::CellScanner;
 use crate::error::Result;
@@ -143,11 +144,11 @@ impl CellScanner for StoreFileScanner {
     /// index says the target is there (multi-gets walking a batch in key order).
     fn reseek(&mut self, key: &[u8]) -> Result<()> {
         const MAX_STEPS: usize = 2;
-        let target = cairn_hfile::KeyRef::parse(key)?;
+        let target = cairn_cell::KeyRef::parse(key)?;
         for _ in 0..MAX_STEPS {
             match self.peek() {
                 None => return Ok(()),
-                Some(c) if cairn_hfile::cell::compare_keys(&c.key, &target) != Ordering::Less => {
+                Some(c) if cairn_cell::compare_keys(&c.key, &target) != Ordering::Less => {
                     return Ok(())
                 }
                 Some(_) => self.next()?,
@@ -157,7 +158,7 @@ impl CellScanner for StoreFileScanner {
     }
 
     fn reseek_far(&mut self, key: &[u8]) -> Result<()> {
-        self.search_if_behind(key, &cairn_hfile::KeyRef::parse(key)?, true)
+        self.search_if_behind(key, &cairn_cell::KeyRef::parse(key)?, true)
     }
 
     fn last_row_before(&mut self, key: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -190,12 +191,12 @@ impl StoreFileScanner {
     fn search_if_behind(
         &mut self,
         key: &[u8],
-        target: &cairn_hfile::KeyRef<'_>,
+        target: &cairn_cell::KeyRef<'_>,
         keep_leaf: bool,
     ) -> Result<()> {
         if self
             .peek()
-            .is_some_and(|c| cairn_hfile::cell::compare_keys(&c.key, target) == Ordering::Less)
+            .is_some_and(|c| cairn_cell::compare_keys(&c.key, target) == Ordering::Less)
         {
             let found = if keep_leaf {
                 self.inner.reseek_keeping_leaf(key, &mut self.leaf)?
@@ -213,8 +214,8 @@ impl StoreFileScanner {
         match self.inner.reader().last_key() {
             None => Ok(None),
             Some(k) => {
-                let k = cairn_hfile::KeyRef::parse(k)?;
-                Ok(Some(cairn_hfile::cell::last_on_row(k.row())?))
+                let k = cairn_cell::KeyRef::parse(k)?;
+                Ok(Some(cairn_cell::last_on_row(k.row())?))
             }
         }
     }
@@ -224,7 +225,8 @@ impl StoreFileScanner {
 mod tests {
     use super::*;
     use crate::heap::KeyValueHeap;
-    use cairn_hfile::{HFileWriter, KeyValue, ReaderOptions, WriterOptions};
+    use cairn_cell::KeyValue;
+    use cairn_hfile::{HFileWriter, ReaderOptions, WriterOptions};
 
     /// Rows r0..r5 of one column; row i has sequence id i + 1.
     fn file(dir: &std::path::Path, include_mvcc: bool) -> Arc<HFileReader> {
@@ -246,8 +248,7 @@ mod tests {
     }
 
     fn rows(heap: &mut KeyValueHeap<'_>) -> Vec<String> {
-        heap.seek(&cairn_hfile::cell::first_on_row(b"").unwrap())
-            .unwrap();
+        heap.seek(&cairn_cell::first_on_row(b"").unwrap()).unwrap();
         let mut out = Vec::new();
         while let Some(c) = heap.peek() {
             out.push(String::from_utf8(c.row().to_vec()).unwrap());

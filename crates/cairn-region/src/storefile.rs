@@ -255,7 +255,7 @@ mod tests {
                 WriterOptions::default(),
             )
             .unwrap();
-            let kv = cairn_hfile::KeyValue::put(b"r", b"f", b"q", 1, b"v").unwrap();
+            let kv = cairn_cell::KeyValue::put(b"r", b"f", b"q", 1, b"v").unwrap();
             w.append(&kv.as_cell()).unwrap();
             w.append_file_info(keys::MAJOR_COMPACTION_KEY, &[byte])
                 .unwrap();

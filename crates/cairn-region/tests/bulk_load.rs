@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+use cairn_cell::KeyValue;
+use cairn_hfile::{HFileWriter, WriterOptions};
 use cairn_region::region::BULK_LOAD_JOURNAL;
 use cairn_region::{
     ColumnFamilyDescriptor, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor, TableName,

@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cairn_cell::KeyValue;
 use cairn_fs::{FaultFileSystem, FileSystem, LocalFileSystem};
-use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+use cairn_hfile::{HFileWriter, WriterOptions};
 use cairn_region::{
     ColumnFamilyDescriptor, Get, Put, RegionServer, ServerConfig, TableDescriptor, TableName,
 };

@@ -2,9 +2,8 @@
 //! call order): same rows, same cells, for random data and filter-language strings, from
 //! the memstore and from store files.
 
+use cairn_cell::{compare_cells, KeyValue};
 use cairn_filter::{driver::apply_filter, parse_filter};
-use cairn_hfile::cell::compare_cells;
-use cairn_hfile::KeyValue;
 use cairn_region::{
     ColumnFamilyDescriptor, Put, RegionServer, Scan, ServerConfig, TableDescriptor, TableName,
 };

@@ -25,7 +25,7 @@ fn config(url: &str, background: bool) -> ServerConfig {
     c
 }
 
-fn value(cells: &[cairn_hfile::KeyValue]) -> Vec<Vec<u8>> {
+fn value(cells: &[cairn_cell::KeyValue]) -> Vec<Vec<u8>> {
     cells.iter().map(|c| c.as_cell().value.to_vec()).collect()
 }
 

@@ -1,5 +1,5 @@
 //! Model-based test: random puts, the four kinds of delete, gets and scans (forward and
-//! reversed, with versions), interleaved with flushes, minor and major compactions, clean
+//! reversed, with versions, each bound inclusive, exclusive or open), interleaved with flushes, minor and major compactions, clean
 //! restarts and crashes (WAL replay), checked against a plain in-memory reference of HBase's
 //! semantics.
 //!
@@ -8,6 +8,7 @@
 //! compaction; versions above VERSIONS resurfacing after a delete before a compaction).
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use cairn_hfile::encoding::DataBlockEncoding;
@@ -54,9 +55,12 @@ enum Op {
         versions: u32,
         column: Option<u8>,
     },
+    /// A scan from `start` to `stop` (6: no bound), each inclusive or exclusive.
     Scan {
         start: u8,
         stop: u8,
+        start_inclusive: bool,
+        stop_inclusive: bool,
         reversed: bool,
         versions: u32,
     },
@@ -89,7 +93,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (row.clone(), any::<u8>()).prop_map(|(row, pick)| Op::DeleteFamilyVersion { row, pick }),
         1 => row.clone().prop_map(|row| Op::DeleteRow { row }),
         3 => (row.clone(), 1u32..4, proptest::option::of(q.clone())).prop_map(|(row, versions, column)| Op::Get { row, versions, column }),
-        2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, reversed, versions }),
+        2 => (0u8..7, 0u8..7, any::<bool>(), 1u32..3).prop_map(|(start, stop, reversed, versions)| Op::Scan { start, stop, start_inclusive: true, stop_inclusive: false, reversed, versions }),
+        1 => (0u8..7, 0u8..7, any::<(bool, bool)>(), any::<bool>(), 1u32..3).prop_map(|(start, stop, (start_inclusive, stop_inclusive), reversed, versions)| Op::Scan { start, stop, start_inclusive, stop_inclusive, reversed, versions }),
         2 => proptest::collection::vec((0u8..7, proptest::option::of(q.clone()), 1u32..3), 1..8).prop_map(|rows| Op::MultiGet { rows }),
         2 => proptest::collection::vec((row.clone(), q.clone()), 1..6).prop_map(|cells| Op::PutMany { cells }),
         1 => Just(Op::Flush),
@@ -159,7 +164,7 @@ fn row_key(r: u8) -> String {
     format!("row{r}")
 }
 
-fn cells(r: &[cairn_hfile::KeyValue]) -> Vec<(u8, i64, String)> {
+fn cells(r: &[cairn_cell::KeyValue]) -> Vec<(u8, i64, String)> {
     r.iter()
         .map(|c| {
             let c = c.as_cell();
@@ -296,20 +301,21 @@ fn run(
             Op::Scan {
                 start,
                 stop,
+                start_inclusive,
+                stop_inclusive,
                 reversed,
                 versions,
             } => {
-                let mut scan = Scan::new().versions(versions).reversed(reversed);
-                scan.start_row = if start == 6 {
-                    vec![]
-                } else {
-                    row_key(start).into_bytes()
+                let bound = |r: u8, inclusive: bool| match (r, inclusive) {
+                    (6, _) => Bound::Unbounded,
+                    (r, true) => Bound::Included(row_key(r).into_bytes()),
+                    (r, false) => Bound::Excluded(row_key(r).into_bytes()),
                 };
-                scan.stop_row = if stop == 6 {
-                    vec![]
-                } else {
-                    row_key(stop).into_bytes()
-                };
+                let scan = Scan::new()
+                    .versions(versions)
+                    .reversed(reversed)
+                    .with_start(bound(start, start_inclusive))
+                    .with_stop(bound(stop, stop_inclusive));
                 let got: Vec<RowCells> = s
                     .scanner(&t, scan)
                     .unwrap()
@@ -323,11 +329,14 @@ fn run(
                     .collect();
                 let mut want: Vec<RowCells> = (0..6u8)
                     .filter(|&r| {
-                        if reversed {
-                            (start == 6 || r <= start) && (stop == 6 || r > stop)
+                        let (lo, hi) = if reversed {
+                            ((stop, stop_inclusive), (start, start_inclusive))
                         } else {
-                            (start == 6 || r >= start) && (stop == 6 || r < stop)
-                        }
+                            ((start, start_inclusive), (stop, stop_inclusive))
+                        };
+                        let above = lo.0 == 6 || r > lo.0 || (r == lo.0 && lo.1);
+                        let below = hi.0 == 6 || r < hi.0 || (r == hi.0 && hi.1);
+                        above && below
                     })
                     .map(|r| (row_key(r), m.row(r, versions)))
                     .filter(|(_, c)| !c.is_empty())

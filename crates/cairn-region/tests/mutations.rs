@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use cairn_cell::KeyValue;
 use cairn_filter::{Comparator, CompareOp, ValueFilter};
-use cairn_hfile::KeyValue;
 use cairn_region::mutation::{Action, Condition};
 use cairn_region::{
     Append, CheckAndMutate, ColumnFamilyDescriptor, Delete, Get, Increment, Put, RegionError,

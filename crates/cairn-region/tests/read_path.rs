@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use cairn_hfile::KeyValue;
+use cairn_cell::KeyValue;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Get, Put, RegionServer, Scan, ServerConfig, TableDescriptor,
     TableName,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cairn_hfile::KeyValue;
+use cairn_cell::KeyValue;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Get, Increment, Put, RegionServer, Scan, ServerConfig,
     TableDescriptor, TableName, TimeRange,

@@ -318,6 +318,27 @@ pub fn bind(addr: &str) -> io::Result<TcpListener> {
     Ok(listener)
 }
 
+/// Ends a listener's accept loop whose stop flag is already set: the loop is blocked in
+/// `accept`, so a connection to `addr` wakes it to see the flag; then waits for its thread.
+pub fn stop_acceptor(addr: std::net::SocketAddr, acceptor: Option<std::thread::JoinHandle<()>>) {
+    let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+    if let Some(a) = acceptor {
+        let _ = a.join();
+    }
+}
+
+/// How long a stopping listener waits for its connections' threads to end.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Waits until `drained()` says every connection's thread has ended, at most
+/// [`DRAIN_TIMEOUT`] (a thread stuck in a call does not hold up the stop for ever).
+pub fn wait_drained(drained: impl Fn() -> bool) {
+    let deadline = Instant::now() + DRAIN_TIMEOUT;
+    while !drained() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Raises the process's soft limit on open files to its hard limit, as servers do at start:
 /// every connection is a descriptor, and a default soft limit of 1024 would refuse clients
 /// long before the connection caps. Returns the limit before and after, and logs a change or

@@ -24,6 +24,7 @@
 pub mod config;
 pub mod connections;
 pub mod handler;
+pub mod leases;
 pub mod metrics;
 pub mod rpc;
 pub mod security;

@@ -86,13 +86,6 @@ pub struct ThriftMetrics {
     pub open_connections: AtomicI64,
     /// Connections refused at `hbase.thrift.maxWorkerThreads` (`rejectedConnectionCount`).
     pub rejected_connections: AtomicU64,
-    /// Scanners open now (`openScanners`).
-    pub open_scanners: AtomicI64,
-    /// Scanners closed because their lease ran out (`expiredScannerCount`).
-    pub expired_scanners: AtomicU64,
-    /// Scanners closed to make room for new ones at the open-scanner cap
-    /// (`evictedScannerCount`).
-    pub evicted_scanners: AtomicU64,
     /// Rows sent back by gets and scanners (`rowsReturnedCount`).
     pub rows_returned: AtomicU64,
     /// Rows scanners read ahead of the client's next `scannerGetList`.
@@ -112,9 +105,6 @@ impl Default for ThriftMetrics {
             wire: ConnectionStats::default(),
             open_connections: AtomicI64::new(0),
             rejected_connections: AtomicU64::new(0),
-            open_scanners: AtomicI64::new(0),
-            expired_scanners: AtomicU64::new(0),
-            evicted_scanners: AtomicU64::new(0),
             rows_returned: AtomicU64::new(0),
             rows_read_ahead: AtomicU64::new(0),
             cells_returned: AtomicU64::new(0),
@@ -219,12 +209,55 @@ fn kind_of(name: &str) -> Kind {
     }
 }
 
-/// Every source, read now.
-pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
-    let mut out = Vec::new();
+/// What a part of the server reports: one source or more, read when asked.
+pub trait MetricsSource: Send + Sync {
+    /// Appends this part's sources, read now.
+    fn sources(&self, out: &mut Vec<Source>);
+}
+
+/// The one metrics registry of a running server: every protocol and the region server
+/// register their sources here, and `/metrics` and `/jmx` render what it gathers.
+#[derive(Default)]
+pub struct Registry {
+    sources: parking_lot::RwLock<Vec<std::sync::Arc<dyn MetricsSource>>>,
+}
+
+impl Registry {
+    /// A registry with nothing in it yet.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Adds a part's sources; they are gathered in the order registered.
+    pub fn register(&self, source: std::sync::Arc<dyn MetricsSource>) {
+        self.sources.write().push(source);
+    }
+
+    /// Every registered source, read now.
+    pub fn gather(&self) -> Vec<Source> {
+        let mut out = Vec::new();
+        for s in self.sources.read().iter() {
+            s.sources(&mut out);
+        }
+        out
+    }
+}
+
+/// Counts of one protocol's open scanners (from its lease registry).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScannerCounts {
+    /// Open now (`openScanners`).
+    pub open: usize,
+    /// Closed because their lease ran out (`expiredScannerCount`).
+    pub expired: u64,
+    /// Closed to make room for new ones at the cap (`evictedScannerCount`).
+    pub evicted: u64,
+}
+
+/// The Thrift server's source (`MetricsThriftServerSource`).
+pub fn thrift_source(thrift: &ThriftMetrics, scanners: ScannerCounts) -> Source {
     let l = |v: u64| v as f64;
     let ld = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-
     let mut t = Source::new("thrift", "Hadoop:service=HBase,name=Thrift,sub=ThriftOne");
     for (i, name) in METHODS.iter().enumerate() {
         let calls = thrift.calls[i].load(Ordering::Relaxed);
@@ -269,21 +302,9 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         Kind::Counter,
         ld(&thrift.rejected_connections),
     );
-    t.add(
-        "openScanners",
-        Kind::Gauge,
-        thrift.open_scanners.load(Ordering::Relaxed) as f64,
-    );
-    t.add(
-        "expiredScannerCount",
-        Kind::Counter,
-        ld(&thrift.expired_scanners),
-    );
-    t.add(
-        "evictedScannerCount",
-        Kind::Counter,
-        ld(&thrift.evicted_scanners),
-    );
+    t.add("openScanners", Kind::Gauge, scanners.open as f64);
+    t.add("expiredScannerCount", Kind::Counter, l(scanners.expired));
+    t.add("evictedScannerCount", Kind::Counter, l(scanners.evicted));
     t.add(
         "rowsReturnedCount",
         Kind::Counter,
@@ -300,8 +321,21 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         ld(&thrift.cells_returned),
     );
     t.add("rowsMutatedCount", Kind::Counter, ld(&thrift.rows_mutated));
-    out.push(t);
+    t
+}
 
+/// The region server's sources: the server, its regions, the WAL, the block cache and
+/// checksums.
+pub struct RegionServerSource(pub std::sync::Arc<RegionServer>);
+
+impl MetricsSource for RegionServerSource {
+    fn sources(&self, out: &mut Vec<Source>) {
+        region_server_sources(&self.0, out);
+    }
+}
+
+fn region_server_sources(rs: &RegionServer, out: &mut Vec<Source>) {
+    let l = |v: u64| v as f64;
     // Regions, aggregated into one source with labels; the server source sums them.
     let mut regions = Source::new(
         "regions",
@@ -432,7 +466,6 @@ pub fn gather(thrift: &ThriftMetrics, rs: &RegionServer) -> Vec<Source> {
         1.0,
     );
     out.push(ck);
-    out
 }
 
 fn escape_label(v: &str) -> String {
@@ -559,7 +592,9 @@ mod tests {
         c.background = false;
         c.global_memstore.size = Some(8388608.0);
         let rs = RegionServer::open(c).unwrap();
-        let sources = gather(&ThriftMetrics::default(), &rs);
+        let registry = Registry::new();
+        registry.register(std::sync::Arc::new(RegionServerSource(rs)));
+        let sources = registry.gather();
         let server = sources.iter().find(|s| s.name == "server").unwrap();
         let get = |n: &str| {
             server

@@ -7,7 +7,8 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+use cairn_cell::KeyValue;
+use cairn_hfile::{HFileWriter, WriterOptions};
 use cairn_rpc::client::{meta_region_infos, ClientError, RpcClient};
 use cairn_rpc::pb;
 use cairn_server::{Config, Server};

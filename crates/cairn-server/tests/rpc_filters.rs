@@ -15,9 +15,9 @@ mod hbase;
 
 use std::fmt::Write as _;
 
+use cairn_cell::{compare_cells, KeyValue};
 use cairn_filter::driver::apply_filter;
 use cairn_filter::{parse_filter, Filter};
-use cairn_hfile::cell::{compare_cells, KeyValue};
 use cairn_rpc::pb;
 use cairn_server::rpc::filter::filter_from_pb;
 use prost::Message;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use cairn_hfile::cell::KeyValue;
+use cairn_cell::KeyValue;
 use cairn_region::{RegionServer, ServerConfig};
 use cairn_rpc::cellblock::{self, CellBlockReader};
 use cairn_rpc::pb;

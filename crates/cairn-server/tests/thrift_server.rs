@@ -761,7 +761,7 @@ fn open_scanner_limit_alone() {
         .unwrap();
     let e = user_err::<IllegalArgument>(c.scanner_get_list(ids[1], 1));
     assert!(e.contains("invalid"), "{e}");
-    assert_eq!(load(&server.metrics().evicted_scanners), 1);
+    assert_eq!(server.handler().scanners().evicted(), 1);
     for id in [ids[0], ids[2], fourth] {
         assert_eq!(c.scanner_get_list(id, 5).unwrap().len(), 1, "{id}");
     }

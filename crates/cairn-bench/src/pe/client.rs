@@ -6,11 +6,11 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use cairn_cell::KeyValue;
 use cairn_filter::{
     Comparator, CompareOp, Filter, FilterList, Operator, PageFilter, SingleColumnValueFilter,
     WhileMatchFilter,
 };
-use cairn_hfile::KeyValue;
 use cairn_region::{Durability, Get, Increment, Put, RegionServer, Scan, TableName, TableScanner};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
@@ -18,9 +18,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
 use super::command::PeCommand;
-use super::keys::{format_row, FilterAllFilter, FAMILY_NAME_BASE};
+use super::keys::{format_row, FAMILY_NAME_BASE};
 use super::options::Settings;
 use crate::store::busy_retry;
+use cairn_filter::FilterAllFilter;
 
 /// What one client did.
 pub(crate) struct ClientResult {
@@ -373,8 +374,7 @@ impl Client<'_> {
             }
             PeCommand::Scan => {
                 if self.scanner.is_none() {
-                    let mut scan = Scan::new();
-                    scan.start_row = format_row(self.result.offset);
+                    let scan = Scan::new().range(format_row(self.result.offset), b"");
                     let mut scan = self.add_columns_scan(scan);
                     if self.settings().filter_all {
                         scan = scan.filter(Box::new(FilterAllFilter));
@@ -387,8 +387,7 @@ impl Client<'_> {
                 }
             }
             PeCommand::RandomSeekScan => {
-                let mut scan = Scan::new();
-                scan.start_row = self.random_row();
+                let scan = Scan::new().range(self.random_row(), b"");
                 let mut scan = self.add_columns_scan(scan);
                 let mut list: Vec<Box<dyn Filter>> = Vec::new();
                 if self.settings().filter_all {

@@ -1,8 +1,5 @@
-//! PE's table layout: row keys, family names, the presplit points, and the filter
-//! `--filterAll` adds.
-
-use cairn_filter::{Filter, ReturnCode};
-use cairn_hfile::CellRef;
+//! PE's table layout: row keys, family names, the presplit points (the filter `--filterAll`
+//! adds is cairn-filter's `FilterAllFilter`).
 
 /// PE's `ROW_LENGTH`: keys are this many decimal digits.
 pub const ROW_LENGTH: usize = 26;
@@ -31,26 +28,6 @@ pub fn split_keys(presplit: u32, total_rows: u64) -> Vec<Vec<u8>> {
     }
     let jump = total_rows / presplit as u64;
     (1..presplit as u64).map(|i| format_row(jump * i)).collect()
-}
-
-/// HBase's `FilterAllFilter`: every cell skipped and every row dropped on the server, so
-/// nothing comes back (`--filterAll`).
-#[derive(Debug, Clone, Copy)]
-pub struct FilterAllFilter;
-
-impl Filter for FilterAllFilter {
-    fn filter_row_key(&mut self, _row: &[u8]) -> bool {
-        false
-    }
-    fn filter_cell(&mut self, _cell: &CellRef<'_>) -> ReturnCode {
-        ReturnCode::Skip
-    }
-    fn has_filter_row(&self) -> bool {
-        true
-    }
-    fn filter_row(&mut self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

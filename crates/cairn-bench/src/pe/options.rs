@@ -367,7 +367,7 @@ impl Plan {
             );
         }
         if let Some(p) = &o.split_policy {
-            if cairn_region::server::SplitPolicyKind::parse(p).is_none() {
+            if cairn_region::tools::SplitPolicyKind::parse(p).is_none() {
                 bail!(
                     "--splitPolicy={p}: cairn has SteppingSplitPolicy, \
                      IncreasingToUpperBoundRegionSplitPolicy, ConstantSizeRegionSplitPolicy and \

@@ -360,8 +360,7 @@ impl Client<'_> {
     /// HBase; a scan limit here).
     fn db_scan(&mut self, start: &[u8], len: usize, fields: Option<&[usize]>) -> Status {
         let w = self.sh.workload;
-        let mut scan = Scan::new();
-        scan.start_row = start.to_vec();
+        let mut scan = Scan::new().range(start, b"");
         match fields {
             None => scan = scan.family(&w.family),
             Some(fs) => {

@@ -13,10 +13,10 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use cairn_hfile::cell::KeyRef;
-use cairn_hfile::{CellRef, HFileWriter, WriterOptions};
-use cairn_region::layout::unique_file_name;
-use cairn_region::storefile::writer_options;
+use cairn_cell::{CellRef, KeyRef};
+use cairn_hfile::{HFileWriter, WriterOptions};
+use cairn_region::tools::layout::unique_file_name;
+use cairn_region::tools::writer_options;
 use cairn_region::ColumnFamilyDescriptor;
 
 use super::regions::TableLayout;

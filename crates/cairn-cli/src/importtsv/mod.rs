@@ -19,7 +19,7 @@ use std::time::Instant;
 use anyhow::Result;
 use cairn_bench::cpu::cpu_times;
 use cairn_bench::units::human;
-use cairn_hfile::cell::{compare_keys, KeyRef};
+use cairn_cell::{compare_keys, KeyRef};
 use cairn_region::{ColumnFamilyDescriptor, TableName};
 use clap::Args;
 

@@ -81,10 +81,8 @@ impl Options {
         };
         let mut bulk_output = None;
         for p in properties {
-            let Some((k, v)) = p.split_once('=') else {
-                bail!("-D {p}: expected NAME=VALUE");
-            };
-            match k.trim() {
+            let (k, v) = crate::define::split(p)?;
+            match k {
                 "importtsv.columns" => columns = Some(v.to_string()),
                 "importtsv.separator" => {
                     let [b] = v.as_bytes() else {

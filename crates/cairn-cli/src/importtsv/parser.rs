@@ -2,7 +2,7 @@
 //! fields split on a single separator byte, no quoting or escaping; a line that does not fit
 //! the columns is a bad line with HBase's message.
 
-use cairn_hfile::cell::LATEST_TIMESTAMP;
+use cairn_cell::LATEST_TIMESTAMP;
 
 use super::columns::{Column, Columns};
 

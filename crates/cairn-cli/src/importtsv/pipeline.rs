@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
-use cairn_hfile::cell::{write_key, CellType, KeyRef};
+use cairn_cell::{write_key, CellType, KeyRef};
 
 use super::bulk_output::{BulkOutput, WrittenFile};
 use super::external_sort::ExternalSorter;

@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use cairn_hfile::cell::compare_bytes;
-use cairn_region::layout::{self, read_region_info, read_table_descriptor, REGION_INFO_FILE};
+use cairn_cell::compare_bytes;
+use cairn_region::tools::layout::{
+    self, read_region_info, read_table_descriptor, REGION_INFO_FILE,
+};
 use cairn_region::{ColumnFamilyDescriptor, TableName};
 
 /// The table as importtsv needs it.
@@ -173,7 +175,7 @@ fn default_families(names: &BTreeSet<Vec<u8>>) -> BTreeMap<Vec<u8>, ColumnFamily
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_region::layout::{write_region_info, write_table_descriptor};
+    use cairn_region::tools::layout::{write_region_info, write_table_descriptor};
     use cairn_region::{RegionInfo, TableDescriptor};
 
     #[test]

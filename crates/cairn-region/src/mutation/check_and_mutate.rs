@@ -1,7 +1,7 @@
 //! HBase's `CheckAndMutate`: a condition on one row and the mutation applied if it holds.
 
+use cairn_cell::KeyValue;
 use cairn_filter::{CompareOp, Filter};
-use cairn_hfile::KeyValue;
 
 use super::{Append, Delete, Increment, Put, RowMutations};
 use crate::matcher::TimeRange;

@@ -15,8 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
+use cairn_cell::KeyRef;
 use cairn_fs::FileSystem;
-use cairn_hfile::{HFileReader, KeyRef, ReaderOptions};
+use cairn_hfile::{HFileReader, ReaderOptions};
 
 use super::*;
 use crate::storefile::StoreFile;

@@ -67,8 +67,8 @@ impl Region {
         if action.row() != row.as_slice() {
             return Err(RegionError::InvalidArgument(format!(
                 "the action's row {} does not match the checked row {}",
-                cairn_hfile::cell::Escaped(action.row()),
-                cairn_hfile::cell::Escaped(&row)
+                cairn_cell::Escaped(action.row()),
+                cairn_cell::Escaped(&row)
             )));
         }
         let mut get = Get::new(&row).time_range(time_range);

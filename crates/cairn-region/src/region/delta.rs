@@ -109,7 +109,7 @@ impl Region {
                                 v.len(),
                                 String::from_utf8_lossy(f),
                                 String::from_utf8_lossy(q),
-                                cairn_hfile::cell::Escaped(d.row)
+                                cairn_cell::Escaped(d.row)
                             ))
                         })?),
                     };

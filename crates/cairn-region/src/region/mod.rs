@@ -5,7 +5,7 @@ mod bulk_load;
 mod check_and_mutate;
 mod delta;
 mod maintenance;
-mod read;
+pub(crate) mod read;
 mod row_mutations;
 mod write;
 
@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use cairn_blockcache::CombinedBlockCache;
+use cairn_cell::{CellType, KeyValue, LATEST_TIMESTAMP};
 use cairn_fs::{FileSystem, LocalFileSystem};
-use cairn_hfile::cell::{CellType, LATEST_TIMESTAMP};
-use cairn_hfile::{BlockReadOptions, KeyValue};
+use cairn_hfile::BlockReadOptions;
 use cairn_wal::{Durability, Wal, WalEdit};
 use parking_lot::{Mutex, RwLock};
 

@@ -2,6 +2,11 @@
 //! through one region scanner built from the read's options.
 
 use super::*;
+use std::ops::Bound;
+
+use crate::bounds::RowOrder;
+use crate::descriptor::ColumnFamilyDescriptor;
+use crate::metrics::RegionMetrics;
 
 impl Region {
     /// One row's cells: a one-row read through the scanner every read uses.
@@ -60,7 +65,7 @@ impl Region {
         let mut heap = KeyValueHeap::new(scanners);
         let mut results: Vec<Vec<KeyValue>> = vec![Vec::new(); gets.len()];
         if let Some(&first) = order.first() {
-            heap.seek(&cairn_hfile::cell::first_on_row(&gets[first].row)?)?;
+            heap.seek(&cairn_cell::first_on_row(&gets[first].row)?)?;
         }
         let mut gets: Vec<Option<Get>> = gets.into_iter().map(Some).collect();
         let mut last_key: Option<Vec<u8>> = None;
@@ -70,7 +75,7 @@ impl Region {
             let g = gets[i].take().expect("each get once");
             // Positioned by a forward reseek: rows come in order, so each file's scanner
             // stays in its current block when the next row is there.
-            let key = cairn_hfile::cell::first_on_row(&g.row)?;
+            let key = cairn_cell::first_on_row(&g.row)?;
             if last_key.as_deref() == Some(key.as_slice()) {
                 // The same row asked twice: the heap is already past it.
                 cursor.heap().seek(&key)?;
@@ -120,30 +125,13 @@ impl Region {
         read_point: u64,
         now: i64,
     ) -> Result<Matcher> {
-        let mut fams = Vec::with_capacity(scan.columns.len().max(self.stores.len()));
-        if scan.columns.is_empty() {
-            for s in self.stores.values() {
-                fams.push((&s.family, None));
-            }
-        } else {
-            for (f, cols) in std::mem::take(&mut scan.columns) {
-                let s = self.check_family(&f)?;
-                fams.push((&s.family, cols));
-            }
-        }
-        Ok(Matcher::new(
-            if scan.options.raw {
-                MatchMode::Raw
-            } else {
-                MatchMode::User
-            },
-            fams,
-            scan.options.time_range,
-            scan.options.max_versions,
-            scan.options.filter.is_some(),
+        matcher_for(
+            self.stores.values().map(|s| &s.family),
+            |f| self.check_family(f).map(|s| &s.family),
+            scan,
             read_point,
             now,
-        ))
+        )
     }
 
     /// A scanner over a consistent snapshot: the read point is fixed now (or is the one the
@@ -166,7 +154,10 @@ impl Region {
         metrics: bool,
     ) -> Result<RegionScanner> {
         let now = self.ttl_clock();
-        let single = scan.single_row.then_some(scan.start_row.as_slice());
+        let single = match (&scan.start, scan.single_row) {
+            (Bound::Included(row), true) => Some(row.as_slice()),
+            _ => None,
+        };
         // A store has a memstore segment or two and a few files.
         let mut scanners: Vec<Box<dyn CellScanner>> = Vec::with_capacity(4 * self.stores.len());
         for (name, s) in &self.stores {
@@ -209,34 +200,88 @@ impl Region {
         guard: Option<ReadPointGuard>,
         metrics: bool,
     ) -> Result<RegionScanner> {
-        if let Some(f) = scan.options.filter.as_deref_mut() {
-            f.set_reversed(scan.reversed);
-        }
         let matcher = self.matcher_for(&mut scan, rp, now)?;
-        let (mut start, mut stop) = (scan.start_row, scan.stop_row);
         // A get's row is in the region (checked before), and it stops by itself.
-        if !scan.reversed && !scan.single_row {
-            if start.as_slice() < self.info.start_key.as_slice() {
-                start = self.info.start_key.clone();
-            }
-            if !self.info.end_key.is_empty() && (stop.is_empty() || stop > self.info.end_key) {
-                stop = self.info.end_key.clone();
-            }
+        if !scan.single_row {
+            crate::bounds::clip_to_region(&mut scan, &self.info);
         }
-        Ok(RegionScanner::new(ScannerParts {
+        Ok(row_scanner(
             heap,
             matcher,
-            filter: scan.options.filter,
-            start_row: start,
-            stop_row: stop,
-            reversed: scan.reversed,
-            batch: scan.options.batch,
-            limit: scan.options.limit,
-            single_row: scan.single_row,
+            scan,
+            RowOrder::Bytes,
+            rp,
             guard,
-            metrics: metrics.then(|| self.metrics.clone()),
-        }))
+            metrics.then(|| self.metrics.clone()),
+        ))
     }
+}
+
+/// A region scanner over `heap` for `scan` (already clipped to its region), with `matcher`
+/// built for it: what every region type reads through.
+pub(crate) fn row_scanner(
+    heap: KeyValueHeap<'static>,
+    matcher: Matcher,
+    mut scan: Scan,
+    order: RowOrder,
+    read_point: u64,
+    guard: Option<ReadPointGuard>,
+    metrics: Option<Arc<RegionMetrics>>,
+) -> RegionScanner {
+    if let Some(f) = scan.options.filter.as_deref_mut() {
+        f.set_reversed(scan.reversed);
+    }
+    RegionScanner::new(ScannerParts {
+        heap,
+        matcher,
+        filter: scan.options.filter,
+        start: scan.start,
+        stop: scan.stop,
+        order,
+        reversed: scan.reversed,
+        batch: scan.options.batch,
+        limit: scan.options.limit,
+        store_limit: scan.options.store_limit,
+        store_offset: scan.options.store_offset,
+        single_row: scan.single_row,
+        read_point,
+        guard,
+        metrics,
+    })
+}
+
+/// The matcher of `scan` over a region's `families` (by name), which takes the scan's columns
+/// (moved, not copied); a family the region does not have is refused.
+pub(crate) fn matcher_for<'a>(
+    families: impl ExactSizeIterator<Item = &'a ColumnFamilyDescriptor>,
+    family: impl Fn(&[u8]) -> Result<&'a ColumnFamilyDescriptor>,
+    scan: &mut Scan,
+    read_point: u64,
+    now: i64,
+) -> Result<Matcher> {
+    let mut fams = Vec::with_capacity(scan.columns.len().max(families.len()));
+    if scan.columns.is_empty() {
+        for f in families {
+            fams.push((f, None));
+        }
+    } else {
+        for (f, cols) in std::mem::take(&mut scan.columns) {
+            fams.push((family(&f)?, cols));
+        }
+    }
+    Ok(Matcher::new(
+        if scan.options.raw {
+            MatchMode::Raw
+        } else {
+            MatchMode::User
+        },
+        fams,
+        scan.options.time_range,
+        scan.options.max_versions,
+        scan.options.filter.is_some(),
+        read_point,
+        now,
+    ))
 }
 
 /// Where a multi-get's merged scanners are between rows: bare, or inside the last get's
@@ -280,6 +325,8 @@ struct GetShape {
     raw: bool,
     batch: usize,
     limit: usize,
+    store_limit: Option<u32>,
+    store_offset: u32,
 }
 
 impl GetShape {
@@ -292,6 +339,8 @@ impl GetShape {
             raw: g.options.raw,
             batch: g.options.batch,
             limit: g.options.limit,
+            store_limit: g.options.store_limit,
+            store_offset: g.options.store_offset,
         })
     }
 
@@ -303,6 +352,8 @@ impl GetShape {
             && g.options.raw == self.raw
             && g.options.batch == self.batch
             && g.options.limit == self.limit
+            && g.options.store_limit == self.store_limit
+            && g.options.store_offset == self.store_offset
             && g.columns == self.columns
     }
 }
@@ -337,6 +388,53 @@ mod tests {
             s.next_row().unwrap().is_none(),
             "row b came after the scan opened"
         );
+    }
+
+    #[test]
+    fn per_family_limits_count_every_version_and_stop_at_offset_plus_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = region(dir.path(), b"", b"", 1 << 20);
+        r.put(
+            &Put::new("a")
+                .add_at("f", "q", 1, "q1")
+                .add_at("f", "q", 2, "q2")
+                .add_at("f", "q", 3, "q3")
+                .add_at("f", "r", 1, "r1")
+                .add_at("g", "q", 1, "g1"),
+        )
+        .unwrap();
+        let get = |g: Get| values(&r.get(g).unwrap());
+        let all = || Get::new("a").versions(3);
+        assert_eq!(get(all()), ["q3", "q2", "q1", "r1", "g1"]);
+        assert_eq!(get(all().store_limit(2)), ["q3", "q2", "g1"]);
+        assert_eq!(get(all().store_offset(2)), ["q1", "r1"]);
+        assert_eq!(get(all().store_offset(1).store_limit(2)), ["q2", "q1"]);
+        // HBase 2 stops a family once a returned cell reaches offset + limit: a limit of 0
+        // returns one cell of each family.
+        assert_eq!(get(all().store_limit(0)), ["q3", "g1"]);
+        // The same in a scan, row by row, and in a batch of gets.
+        r.put(
+            &Put::new("b")
+                .add_at("f", "q", 1, "b1")
+                .add_at("f", "r", 1, "b2"),
+        )
+        .unwrap();
+        let rows: Vec<Vec<String>> = r
+            .scanner(Scan::new().versions(3).store_offset(1))
+            .unwrap()
+            .map(|row| values(&row.unwrap()))
+            .collect();
+        assert_eq!(rows, [vec!["q2", "q1", "r1"], vec!["b2"]]);
+        let batch: Vec<Vec<String>> = r
+            .get_many(vec![
+                Get::new("a").store_limit(1),
+                Get::new("b").store_limit(1),
+            ])
+            .unwrap()
+            .iter()
+            .map(|c| values(c))
+            .collect();
+        assert_eq!(batch, [vec!["q3", "g1"], vec!["b1"]]);
     }
 
     #[test]

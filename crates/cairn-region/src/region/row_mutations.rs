@@ -39,8 +39,8 @@ impl Region {
                 // HBase's WrongRowIOException (RowMutations.add refuses it).
                 return Err(context(RegionError::InvalidArgument(format!(
                     "row {} is not the row of the mutations, {}",
-                    cairn_hfile::cell::Escaped(m.row()),
-                    cairn_hfile::cell::Escaped(&rm.row)
+                    cairn_cell::Escaped(m.row()),
+                    cairn_cell::Escaped(&rm.row)
                 ))));
             }
             let d = match m {

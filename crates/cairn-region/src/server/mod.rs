@@ -39,8 +39,8 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use cairn_blockcache::{BlockCacheConfig, CombinedBlockCache};
+use cairn_cell::KeyValue;
 use cairn_fs::FileSystem;
-use cairn_hfile::KeyValue;
 use cairn_wal::{Wal, WalOptions};
 use crossbeam_channel::{Receiver, Sender};
 

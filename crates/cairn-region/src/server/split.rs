@@ -84,13 +84,13 @@ impl RegionServer {
         if row == parent.info.start_key {
             return Err(RegionError::InvalidArgument(format!(
                 "Split row is equal to startkey: {}",
-                cairn_hfile::cell::Escaped(&row)
+                cairn_cell::Escaped(&row)
             )));
         }
         if !parent.info.contains_row(&row) {
             return Err(RegionError::InvalidArgument(format!(
                 "Split row is not inside region key range splitKey:{} region: {}",
-                cairn_hfile::cell::Escaped(&row),
+                cairn_cell::Escaped(&row),
                 parent.info.region_name()
             )));
         }
@@ -118,7 +118,7 @@ impl RegionServer {
         tracing::info!(
             "split {} at {} into {} and {}",
             p.region_name(),
-            cairn_hfile::cell::Escaped(&row),
+            cairn_cell::Escaped(&row),
             a.region_name(),
             b.region_name()
         );
@@ -526,7 +526,7 @@ impl RegionServer {
 /// Whether store file `f` has a cell in half `h`, from its first and last rows.
 fn file_has_cells_in(f: &StoreFile, h: &Half) -> Result<bool> {
     let row = |k: Option<&[u8]>| -> Result<Option<Vec<u8>>> {
-        k.map(|k| Ok(cairn_hfile::KeyRef::parse(k)?.row().to_vec()))
+        k.map(|k| Ok(cairn_cell::KeyRef::parse(k)?.row().to_vec()))
             .transpose()
     };
     let (Some(first), Some(last)) = (row(f.reader.first_key())?, row(f.reader.last_key())?) else {

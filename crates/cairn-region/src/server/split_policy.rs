@@ -169,7 +169,7 @@ pub fn split_point(region: &Region) -> Result<Option<Vec<u8>>> {
     let Some(mid) = f.reader.mid_key()? else {
         return Ok(None);
     };
-    let row = |k: &[u8]| -> Result<Vec<u8>> { Ok(cairn_hfile::KeyRef::parse(k)?.row().to_vec()) };
+    let row = |k: &[u8]| -> Result<Vec<u8>> { Ok(cairn_cell::KeyRef::parse(k)?.row().to_vec()) };
     let mid = row(&mid)?;
     let first = f.reader.first_key().map(row).transpose()?;
     let last = f.reader.last_key().map(row).transpose()?;

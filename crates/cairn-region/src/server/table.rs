@@ -2,6 +2,9 @@
 //! the regions.
 
 use super::*;
+use std::ops::Bound;
+
+use crate::bounds::{self, RowOrder};
 
 /// A loaded table: its schema and its regions, which together cover every row.
 pub struct Table {
@@ -37,8 +40,7 @@ impl Table {
         }
         self.regions
             .partition_point(|r| {
-                cairn_hfile::cell::compare_bytes(&r.info.start_key, row)
-                    != std::cmp::Ordering::Greater
+                cairn_cell::compare_bytes(&r.info.start_key, row) != std::cmp::Ordering::Greater
             })
             .saturating_sub(1)
     }
@@ -80,7 +82,7 @@ impl RegionServer {
             }
         }
         Err(RegionError::NotServingRegion(
-            cairn_hfile::cell::Escaped(name).to_string(),
+            cairn_cell::Escaped(name).to_string(),
         ))
     }
 }
@@ -91,7 +93,7 @@ pub(crate) const TRANSITION_WAIT: Duration = Duration::from_secs(30);
 
 /// Rows of a table across its regions. Follows splits and merges that happen while it runs:
 /// each next region is looked up in the server's current routing table, by the row where
-/// the previous one ended.
+/// the previous one ended, and opened with the scan's bounds moved past what was read.
 pub struct TableScanner {
     tables: Arc<Tables>,
     name: TableName,
@@ -100,11 +102,19 @@ pub struct TableScanner {
     start: Vec<u8>,
     end: Vec<u8>,
     current: Option<RegionScanner>,
-    /// A row the current region's scanner returns that an earlier region returned already
-    /// (a reversed scan continuing in a merged region).
-    skip_row: Option<Vec<u8>>,
     rows: usize,
     done: bool,
+}
+
+/// The region holding the greatest row below `row`: the one holding `row`, unless it begins
+/// there.
+fn region_before(t: &Table, row: &[u8]) -> Option<usize> {
+    let i = t.region_index(row);
+    if t.regions[i].info.start_key.as_slice() == row {
+        i.checked_sub(1)
+    } else {
+        Some(i)
+    }
 }
 
 impl TableScanner {
@@ -119,18 +129,15 @@ impl TableScanner {
             start: Vec::new(),
             end: Vec::new(),
             current: None,
-            skip_row: None,
             rows: 0,
             done: false,
         };
-        let row = if s.template.reversed && s.template.start_row.is_empty() {
-            None
-        } else {
-            Some(s.template.start_row.clone())
-        };
-        s.open(first, |t| match &row {
-            Some(row) => Some(t.region_index(row)),
-            None => t.regions.len().checked_sub(1),
+        let (start, reversed) = (s.template.start.clone(), s.template.reversed);
+        s.open(first, |t| match (&start, reversed) {
+            (Bound::Unbounded, false) => Some(0),
+            (Bound::Unbounded, true) => t.regions.len().checked_sub(1),
+            (Bound::Excluded(row), true) => region_before(t, row),
+            (Bound::Included(row) | Bound::Excluded(row), _) => Some(t.region_index(row)),
         })?;
         Ok(s)
     }
@@ -167,20 +174,11 @@ impl TableScanner {
                 continue;
             };
             if let Some(row) = cur.next_row()? {
-                if let Some(skip) = self.skip_row.take() {
-                    if row
-                        .first()
-                        .is_some_and(|c| c.key().row() == skip.as_slice())
-                    {
-                        continue;
-                    }
-                }
                 self.rows += 1;
                 return Ok(Some(row));
             }
             let filter = cur.take_filter();
             self.current = None;
-            let stop = &self.template.stop_row;
             let mut s = self.template.clone_without_filter();
             s.options.filter = filter;
             if self.template.options.limit > 0 {
@@ -190,36 +188,34 @@ impl TableScanner {
                 }
                 s.options.limit = self.template.options.limit - self.rows;
             }
+            let order = RowOrder::Bytes;
             if !self.template.reversed {
-                // Stop when the next region starts at or past the stop row.
+                // Stop when the next region starts past the stop bound.
                 let from = self.end.clone();
-                if from.is_empty() || (!stop.is_empty() && from >= *stop) {
+                if from.is_empty() || !bounds::below(order, &self.template.stop, &from) {
                     self.done = true;
                     continue;
                 }
-                s.start_row = from.clone();
+                s.start = Bound::Included(from.clone());
                 self.open(s, |t| Some(t.region_index(&from)))?;
             } else {
+                // Rows below the region just read, down to the stop bound.
                 let below = self.start.clone();
-                if below.is_empty() || (!stop.is_empty() && below <= *stop) {
+                let stop_row = match &self.template.stop {
+                    Bound::Included(r) | Bound::Excluded(r) => Some(r.as_slice()),
+                    Bound::Unbounded => None,
+                };
+                if below.is_empty()
+                    || stop_row
+                        .is_some_and(|r| order.compare(&below, r) != std::cmp::Ordering::Greater)
+                {
                     self.done = true;
                     continue;
                 }
-                let tables = self.tables.load();
-                let spans = tables
-                    .get(&self.name)
-                    .is_some_and(|t| t.regions[t.region_index(&below)].info.start_key != below);
-                if spans {
-                    // A merged region holds rows on both sides: continue at the row where
-                    // the last region began, which it returned already.
-                    s.start_row = below.clone();
-                    self.skip_row = Some(below.clone());
-                    self.open(s, |t| Some(t.region_index(&below)))?;
-                } else {
-                    // Continue from the end of the region before.
-                    s.start_row = Vec::new();
-                    self.open(s, |t| t.region_index(&below).checked_sub(1))?;
-                }
+                // A merged region may hold rows on both sides: it is read again from below
+                // the rows already returned.
+                s.start = Bound::Excluded(below.clone());
+                self.open(s, |t| region_before(t, &below))?;
             }
         }
     }
@@ -270,7 +266,7 @@ mod tests {
         let want = [0, 0, 0, 1, 1, 1, 2, 2, 2];
         for (row, want) in rows.iter().zip(want) {
             let i = t.region_index(row);
-            assert_eq!(i, want, "{}", cairn_hfile::cell::Escaped(row));
+            assert_eq!(i, want, "{}", cairn_cell::Escaped(row));
             // The router and the region's own range agree: a start key is inclusive, an end
             // key exclusive.
             assert!(t.regions[i].info.contains_row(row));

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use cairn_hfile::KeyValue;
+use cairn_cell::KeyValue;
+use cairn_region::mutation::row_bound;
 use cairn_region::{
     ColumnFamilyDescriptor, Delete, Durability, Get, Put, Scan, TableName, TimeRange,
 };
@@ -129,10 +130,10 @@ pub(super) fn counter_value(kv: &KeyValue) -> Result<i64, String> {
 pub(super) fn scan_from_thrift(scan: &TScan) -> Result<Scan, String> {
     let mut s = Scan::new();
     if let Some(r) = &scan.start_row {
-        s.start_row = r.clone();
+        s.start = row_bound(r, true);
     }
     if let Some(r) = &scan.stop_row {
-        s.stop_row = r.clone();
+        s.stop = row_bound(r, false);
     }
     if let Some(ts) = scan.timestamp {
         s = s.time_range(before(ts));

@@ -10,12 +10,12 @@
 //! Thrift ↔ region-store types in `conversions` and exceptions in `errors`. The handler only
 //! translates: storage is cairn-region's.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_hfile::cell::LATEST_TIMESTAMP;
+use cairn_cell::LATEST_TIMESTAMP;
 use cairn_region::{Delete, RegionServer};
 use cairn_thrift::hbase::{
     BatchMutation, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TCell, TIncrement,
@@ -39,7 +39,6 @@ pub use scanners::NextBatch;
 
 use conversions::{before, versions};
 use errors::{as_io, io_error};
-use scanners::OpenScanner;
 
 type Attrs = BTreeMap<Text, Text>;
 type TResult<T> = thrift::Result<T>;
@@ -88,10 +87,16 @@ pub struct HandlerCore {
     rs: Arc<RegionServer>,
     metrics: Arc<ThriftMetrics>,
     config: HandlerConfig,
-    scanners: Mutex<HashMap<i32, Arc<Mutex<OpenScanner>>>>,
-    next_scanner: AtomicI32,
+    scanners: scanners::Scanners,
     /// Bytes of rows read ahead by all open scanners.
     ahead_total: Arc<AtomicUsize>,
+}
+
+impl Handler {
+    /// The state every connection's handle shares, as a metrics source.
+    pub fn core(&self) -> Arc<HandlerCore> {
+        self.core.clone()
+    }
 }
 
 /// The `Hbase` service as one connection uses it: the shared [`HandlerCore`] and what this
@@ -129,9 +134,8 @@ impl Handler {
             core: Arc::new(HandlerCore {
                 rs,
                 metrics,
+                scanners: scanners::scanners(&config),
                 config,
-                scanners: Mutex::new(HashMap::new()),
-                next_scanner: AtomicI32::new(1),
                 ahead_total: Arc::new(AtomicUsize::new(0)),
             }),
             next_batch: Arc::default(),
@@ -197,6 +201,17 @@ impl Handler {
             *self.next_batch.lock() = next;
         }
         Ok(rows)
+    }
+}
+
+impl crate::metrics::MetricsSource for HandlerCore {
+    fn sources(&self, out: &mut Vec<crate::metrics::Source>) {
+        let counts = crate::metrics::ScannerCounts {
+            open: self.scanners.len(),
+            expired: self.scanners.expired(),
+            evicted: self.scanners.evicted(),
+        };
+        out.push(crate::metrics::thrift_source(&self.metrics, counts));
     }
 }
 

@@ -1,15 +1,15 @@
-//! Open scanners: ids, leases (a scanner not used for `scanner_lease` is closed), the
-//! open-scanner cap (the least recently used scanner makes room) and rows-per-call limit, and reading a scanner's next batch ahead while its
-//! client decodes the last one.
+//! Open scanners: kept in the server's lease registry ([`crate::leases`]: ids, leases, the
+//! open-scanner cap), the rows-per-call limit, and reading a scanner's next batch ahead while
+//! its client decodes the last one.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use cairn_region::{RegionError, Scan, TableScanner};
 use cairn_thrift::hbase::{ScannerID, TCell, TRowResult, TScan, Text};
-use parking_lot::Mutex;
+
+use crate::leases::Leases;
 
 use super::conversions::{add_columns_scan, before, row_result, scan_from_thrift, table_name};
 use super::errors::{illegal, io, io_error};
@@ -21,10 +21,27 @@ pub(super) const READ_AHEAD_TOTAL_BYTES: usize = 256 << 20;
 /// Rows read ahead between two looks at whether the client's next request has arrived.
 pub(super) const READ_AHEAD_STEP: usize = 64;
 
+/// The Thrift handler's open scanners (ids are positive `i32`s, as Thrift's `ScannerID`).
+pub(super) type Scanners = Leases<OpenScanner>;
+
+/// The registry of the handler's scanners.
+pub(super) fn scanners(config: &super::HandlerConfig) -> Scanners {
+    Leases::new(
+        config.scanner_lease,
+        config.max_open_scanners,
+        1,
+        i32::MAX as u64,
+    )
+}
+
+/// A client's scanner id as the registry's (a negative one names no scanner).
+fn lease_id(id: ScannerID) -> Option<u64> {
+    u64::try_from(id).ok()
+}
+
 pub(super) struct OpenScanner {
     scanner: TableScanner,
     sort_columns: bool,
-    last_used: Instant,
     /// Rows read ahead of the client's next call, in order (see [`HandlerCore::read_ahead`]).
     ahead: VecDeque<TRowResult>,
     /// Their estimated size, also counted in `ahead_total`.
@@ -118,85 +135,34 @@ impl HandlerCore {
 
     fn open_scanner(&self, table: &[u8], scan: Scan, sort_columns: bool) -> TResult<ScannerID> {
         let t = table_name(table).map_err(io_error)?;
-        self.expire_scanners();
+        self.scanners.expire();
         let scanner = self.rs.scanner(&t, scan).map_err(io)?;
-        let mut id = self.next_scanner.fetch_add(1, Ordering::Relaxed);
-        if id <= 0 {
-            // Wrapped around: ids stay positive.
-            self.next_scanner.store(2, Ordering::Relaxed);
-            id = 1;
-        }
-        let entry = Arc::new(Mutex::new(OpenScanner {
+        let (id, _) = self.scanners.add(OpenScanner {
             scanner,
             sort_columns,
-            last_used: Instant::now(),
             ahead: VecDeque::new(),
             ahead_bytes: 0,
             ahead_total: self.ahead_total.clone(),
             exhausted: false,
             failed: None,
-        }));
-        let mut map = self.scanners.lock();
-        // At the cap the least recently used scanner not in a call makes room, as the native
-        // RPC's do: its next call finds it gone, as after an expired lease.
-        while map.len() >= self.config.max_open_scanners {
-            let victim = map
-                .iter()
-                .filter_map(|(id, s)| Some((*id, s.try_lock()?.last_used)))
-                .min_by_key(|(_, used)| *used)
-                .map(|(id, _)| id);
-            let Some(victim) = victim else {
-                break;
-            };
-            map.remove(&victim);
-            self.metrics.open_scanners.fetch_sub(1, Ordering::Relaxed);
-            self.metrics
-                .evicted_scanners
-                .fetch_add(1, Ordering::Relaxed);
-        }
-        if map.insert(id, entry).is_none() {
-            self.metrics.open_scanners.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(id)
+        });
+        Ok(id as ScannerID)
     }
 
     /// `scannerClose`.
     pub(super) fn close_scanner(&self, id: ScannerID) -> TResult<()> {
-        match self.scanners.lock().remove(&id) {
-            Some(_) => {
-                self.metrics.open_scanners.fetch_sub(1, Ordering::Relaxed);
-                Ok(())
-            }
-            None => Err(illegal(format!(
+        if lease_id(id).is_some_and(|id| self.scanners.remove(id)) {
+            Ok(())
+        } else {
+            Err(illegal(format!(
                 "scanner ID {id} is invalid (closed or expired)"
-            ))),
+            )))
         }
     }
 
-    /// Closes scanners whose lease ran out; returns how many.
-    pub fn expire_scanners(&self) -> usize {
-        let lease = self.config.scanner_lease;
-        let mut map = self.scanners.lock();
-        let before = map.len();
-        map.retain(|_, s| match s.try_lock() {
-            Some(s) => s.last_used.elapsed() < lease,
-            None => true, // in use right now
-        });
-        let expired = before - map.len();
-        if expired > 0 {
-            self.metrics
-                .expired_scanners
-                .fetch_add(expired as u64, Ordering::Relaxed);
-            self.metrics
-                .open_scanners
-                .fetch_sub(expired as i64, Ordering::Relaxed);
-        }
-        expired
-    }
-
-    /// Scanners open now, over all connections.
-    pub fn open_scanner_count(&self) -> usize {
-        self.scanners.lock().len()
+    /// The open scanners, over all connections.
+    pub fn scanners(&self) -> &Leases<impl Sized> {
+        &self.scanners
     }
 
     /// `scannerGet` / `scannerGetList`: up to `n` rows (at most `max_rows_per_call`), those
@@ -211,12 +177,10 @@ impl HandlerCore {
             return Err(illegal(format!("nbRows must not be negative, not {n}")));
         }
         let n = (n as usize).min(self.config.max_rows_per_call);
-        let entry =
-            self.scanners.lock().get(&id).cloned().ok_or_else(|| {
-                illegal(format!("scanner ID {id} is invalid (closed or expired)"))
-            })?;
+        let entry = lease_id(id)
+            .and_then(|id| self.scanners.get(id))
+            .ok_or_else(|| illegal(format!("scanner ID {id} is invalid (closed or expired)")))?;
         let mut s = entry.lock();
-        s.last_used = Instant::now();
         let sort = s.sort_columns;
         let mut out = Vec::new();
         s.take_ahead(n, &mut out);
@@ -257,7 +221,7 @@ impl HandlerCore {
     /// before it.
     pub fn read_ahead(&self, next: NextBatch, request_waiting: &mut dyn FnMut() -> bool) {
         let NextBatch { id, rows: n } = next;
-        let Some(entry) = self.scanners.lock().get(&id).cloned() else {
+        let Some(entry) = lease_id(id).and_then(|id| self.scanners.peek(id)) else {
             return;
         };
         // Another connection may be using the same scanner: it does its own reading.

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use cairn_hfile::cell::LATEST_TIMESTAMP;
+use cairn_cell::LATEST_TIMESTAMP;
 use cairn_region::{Delete, Increment};
 use cairn_thrift::hbase::{BatchMutation, Mutation, TIncrement};
 

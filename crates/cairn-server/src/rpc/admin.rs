@@ -8,7 +8,7 @@ use super::client::Target;
 use super::dispatch::{ok, Reply};
 use super::errors::RpcError;
 use super::master::now_ms;
-use super::meta;
+use super::meta::{self, ServerNamePb};
 use super::Services;
 
 impl Services {
@@ -75,7 +75,7 @@ impl Services {
                 }
                 "GetServerInfo" => ok(pb::GetServerInfoResponse {
                     server_info: pb::ServerInfo {
-                        server_name: self.location.server_name(),
+                        server_name: self.meta.location().server_name(),
                         webui_port: self.info_port.map(u32::from),
                     },
                 })?,

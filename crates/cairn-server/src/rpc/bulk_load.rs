@@ -99,14 +99,15 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use cairn_hfile::{HFileWriter, KeyValue, WriterOptions};
+    use cairn_cell::KeyValue;
+    use cairn_hfile::{HFileWriter, WriterOptions};
     use cairn_region::{
         ColumnFamilyDescriptor, Get, RegionServer, ServerConfig, TableDescriptor, TableName,
     };
 
     use super::super::errors::DO_NOT_RETRY;
     use super::super::meta::Location;
-    use super::super::scanners::Scanners;
+    use super::super::scanners::scanners;
     use super::*;
 
     fn services(root: &std::path::Path) -> (Services, Arc<RegionServer>, TableName) {
@@ -122,13 +123,16 @@ mod tests {
         .unwrap();
         let s = Services {
             rs: rs.clone(),
-            location: Location {
-                host: "localhost".into(),
-                port: 1,
-                start_code: 1,
-            },
+            meta: cairn_region::MetaRegion::new(
+                rs.clone(),
+                Location {
+                    host: "localhost".into(),
+                    port: 1,
+                    start_code: 1,
+                },
+            ),
             cluster_id: rs.cluster_id().unwrap(),
-            scanners: Scanners::new(Duration::from_secs(60), 1),
+            scanners: scanners(Duration::from_secs(60), 10_000, 1),
             procedures: super::super::master::Procedures::default(),
             metrics: Arc::default(),
             max_result_size: 1 << 20,

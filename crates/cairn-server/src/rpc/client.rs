@@ -3,23 +3,33 @@
 
 use std::sync::Arc;
 
-use cairn_hfile::cell::KeyValue;
-use cairn_region::{Put, Region};
+use cairn_cell::KeyValue;
+use cairn_region::{Put, Region, RegionRead};
 use cairn_rpc::cellblock::CellBlockReader;
 use cairn_rpc::pb;
 
-use super::convert::{self, get_from_pb, mutation_from_pb, scan_from_pb, Mutation, ResultWriter};
+use super::convert::{get_from_pb, mutation_from_pb, scan_from_pb, Mutation, ResultWriter};
 use super::errors::{self, RpcError};
 use super::meta;
-use super::scanners::{OpenScanner, Source};
+use super::scanners::OpenScanner;
 use super::Services;
 
 /// Where a call is addressed.
 pub enum Target {
-    /// The virtual `hbase:meta` region.
+    /// The `hbase:meta` region.
     Meta,
     /// A user region.
     Region(Arc<Region>),
+}
+
+impl Target {
+    /// The region reads of this target go to: every read goes through [`RegionRead`].
+    fn reader<'a>(&'a self, s: &'a Services) -> &'a dyn RegionRead {
+        match self {
+            Target::Meta => &s.meta,
+            Target::Region(r) => &**r,
+        }
+    }
 }
 
 impl Services {
@@ -37,8 +47,8 @@ impl Services {
                 errors::NOT_SERVING_REGION,
                 format!(
                     "{} is not online on {}",
-                    cairn_hfile::cell::Escaped(&spec.value),
-                    self.location.name()
+                    cairn_cell::Escaped(&spec.value),
+                    self.meta.location().name()
                 ),
                 false,
             )),
@@ -307,11 +317,7 @@ impl Services {
         out: &mut ResultWriter,
     ) -> Result<pb::Result, RpcError> {
         let exists_only = g.existence_only.unwrap_or(false);
-        let get = get_from_pb(g)?;
-        let cells = match target {
-            Target::Meta => meta::get(&self.rs, &self.location, get),
-            Target::Region(r) => r.get(get)?,
-        };
+        let cells = target.reader(self).get(get_from_pb(g)?)?;
         Ok(if exists_only {
             pb::Result {
                 exists: Some(!cells.is_empty()),
@@ -351,23 +357,10 @@ impl Services {
                 let spec = req.scan.as_ref().ok_or_else(|| {
                     RpcError::bad_request("Scan request without scanner id or scan")
                 })?;
-                let (mut scan, bounds) = scan_from_pb(spec)?;
+                let scan = scan_from_pb(spec)?;
                 let limit = req.limit_of_rows.filter(|&n| n > 0).map(|n| n as usize);
-                let (source, read_point, bounds) = match self.target(region)? {
-                    // Meta applies its bounds itself, in meta's row order.
-                    Target::Meta => (
-                        Source::Meta(meta::scan(&self.rs, &self.location, scan, &bounds).into()),
-                        0,
-                        convert::ScanBounds::default(),
-                    ),
-                    Target::Region(r) => {
-                        let rp = scan.options.read_point.unwrap_or_else(|| r.read_point());
-                        scan.options.read_point = Some(rp);
-                        let scanner = Box::new(r.scanner(scan)?);
-                        (Source::Region { region: r, scanner }, rp, bounds)
-                    }
-                };
-                let mut o = OpenScanner::new(source, bounds, limit, read_point);
+                let scanner = self.target(region)?.reader(self).scanner(scan)?;
+                let mut o = OpenScanner::new(scanner, limit);
                 o.max_bytes = spec
                     .max_result_size
                     .filter(|&n| n > 0)
@@ -402,7 +395,7 @@ impl Services {
                 s.next_call_seq += 1;
             }
         } else {
-            resp.mvcc_read_point = Some(s.read_point);
+            resp.mvcc_read_point = Some(s.read_point());
         }
         if req.renew.unwrap_or(false) {
             return Ok(resp);
@@ -502,7 +495,9 @@ impl Services {
                 .unwrap_or(false)
                 || results.is_empty()
             {
-                resp.cursor = s.cursor_row().map(|row| pb::Cursor { row: Some(row) });
+                resp.cursor = Some(pb::Cursor {
+                    row: Some(s.cursor_row()),
+                });
             }
         }
         drop(s);

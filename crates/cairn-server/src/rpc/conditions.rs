@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use cairn_cell::KeyValue;
 use cairn_filter::CompareOp;
-use cairn_hfile::cell::KeyValue;
 use cairn_region::mutation::{Action, CheckAndMutate, Condition, RowMutation, RowMutations};
 use cairn_region::Region;
 use cairn_rpc::pb;

@@ -355,7 +355,7 @@ fn refuse_queue_full(s: &Shared, conn: &Conn, id: u32, why: &str) {
         errors::CALL_QUEUE_TOO_BIG,
         format!(
             "Call queue is full on {}, {why}",
-            s.services.location.name()
+            s.services.meta.location().name()
         ),
         false,
     );

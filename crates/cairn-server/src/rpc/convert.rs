@@ -1,9 +1,9 @@
 //! HBase's protobuf requests as region-store operations, and cells back as protobuf results
 //! (in the response's cell block when the connection has a codec, as HBase's server does).
 
-use cairn_hfile::cell::{CellType, KeyValue, LATEST_TIMESTAMP};
-use cairn_region::mutation::Columns;
-use cairn_region::{Delete, Durability, Get, Increment, Put, Scan, TimeRange};
+use cairn_cell::{CellType, KeyValue, LATEST_TIMESTAMP};
+use cairn_region::mutation::{row_bound, Columns};
+use cairn_region::{Delete, Durability, Get, Increment, Put, ReadOptions, Scan, TimeRange};
 use cairn_rpc::cellblock::{self, CellBlockReader};
 use cairn_rpc::pb;
 
@@ -45,15 +45,8 @@ fn add_columns(columns: &mut Columns, cols: &[pb::Column]) {
 
 fn unsupported_read_options(
     what: &str,
-    store_limit: Option<u32>,
-    store_offset: Option<u32>,
     cf_time_range: &[pb::ColumnFamilyTimeRange],
 ) -> Result<(), RpcError> {
-    if store_limit.is_some_and(|n| n > 0) || store_offset.is_some_and(|n| n > 0) {
-        return Err(RpcError::bad_request(format!(
-            "{what}: storeLimit/storeOffset (setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily) are not supported by cairn"
-        )));
-    }
     if !cf_time_range.is_empty() {
         return Err(RpcError::bad_request(format!(
             "{what}: per-family time ranges (setColumnFamilyTimeRange) are not supported by cairn"
@@ -62,10 +55,18 @@ fn unsupported_read_options(
     Ok(())
 }
 
+/// HBase's per-family limits (`storeLimit`, `storeOffset`), as the client sends them: a limit
+/// only when one was set (`setMaxResultsPerColumnFamily`), an offset only when above zero.
+fn store_limits(options: &mut ReadOptions, limit: Option<u32>, offset: Option<u32>) {
+    options.store_limit = limit;
+    options.store_offset = offset.unwrap_or(0);
+}
+
 /// A `Get` message as a region-store get.
 pub fn get_from_pb(g: &pb::Get) -> Result<Get, RpcError> {
-    unsupported_read_options("Get", g.store_limit, g.store_offset, &g.cf_time_range)?;
+    unsupported_read_options("Get", &g.cf_time_range)?;
     let mut get = Get::new(&g.row);
+    store_limits(&mut get.options, g.store_limit, g.store_offset);
     add_columns(&mut get.columns, &g.column);
     get.options.max_versions = g.max_versions.unwrap_or(1).max(1);
     if let Some(tr) = &g.time_range {
@@ -79,46 +80,22 @@ pub fn get_from_pb(g: &pb::Get) -> Result<Get, RpcError> {
     Ok(get)
 }
 
-/// How a scan's bounds differ from cairn's `[start, stop)`: HBase 2 can exclude its start
-/// row and include its stop row.
-#[derive(Clone, Debug, Default)]
-pub struct ScanBounds {
-    /// Rows equal to this are skipped (an exclusive start row).
-    pub skip_row: Option<Vec<u8>>,
-    /// Rows past this, in scan order, end the scan (an inclusive stop row of a reversed scan,
-    /// whose bound cairn cannot express as an exclusive one).
-    pub last_row: Option<Vec<u8>>,
-}
-
-/// A `Scan` message as a region-store scan and what is left of its bounds.
-pub fn scan_from_pb(s: &pb::Scan) -> Result<(Scan, ScanBounds), RpcError> {
-    unsupported_read_options("Scan", s.store_limit, s.store_offset, &s.cf_time_range)?;
-    let mut scan = Scan::new();
-    let mut bounds = ScanBounds::default();
-    scan.reversed = s.reversed.unwrap_or(false);
-    let start = s.start_row.clone().unwrap_or_default();
-    let stop = s.stop_row.clone().unwrap_or_default();
-    let include_start = s.include_start_row.unwrap_or(true);
-    let include_stop = s.include_stop_row.unwrap_or(false);
-    scan.start_row = start.clone();
-    scan.stop_row = stop.clone();
-    if !include_start && !start.is_empty() {
-        if scan.reversed {
-            bounds.skip_row = Some(start);
-        } else {
-            // The first row after `start`.
-            scan.start_row.push(0);
-        }
-    }
-    if include_stop && !stop.is_empty() {
-        if scan.reversed {
-            // Rows down to and including `stop`: scan to the region's start and end there.
-            scan.stop_row = Vec::new();
-            bounds.last_row = Some(stop);
-        } else {
-            scan.stop_row.push(0);
-        }
-    }
+/// A `Scan` message as a region-store scan: its start and stop rows are bounds, each
+/// inclusive or not as HBase 2's `includeStartRow` (default true) and `includeStopRow`
+/// (default false) say; an empty row is no bound.
+pub fn scan_from_pb(s: &pb::Scan) -> Result<Scan, RpcError> {
+    unsupported_read_options("Scan", &s.cf_time_range)?;
+    let mut scan = Scan::new()
+        .reversed(s.reversed.unwrap_or(false))
+        .with_start(row_bound(
+            s.start_row.as_deref().unwrap_or_default(),
+            s.include_start_row.unwrap_or(true),
+        ))
+        .with_stop(row_bound(
+            s.stop_row.as_deref().unwrap_or_default(),
+            s.include_stop_row.unwrap_or(false),
+        ));
+    store_limits(&mut scan.options, s.store_limit, s.store_offset);
     add_columns(&mut scan.columns, &s.column);
     scan.options.max_versions = s.max_versions.unwrap_or(1).max(1);
     if let Some(tr) = &s.time_range {
@@ -137,7 +114,7 @@ pub fn scan_from_pb(s: &pb::Scan) -> Result<(Scan, ScanBounds), RpcError> {
     if s.caching.unwrap_or(0) > 0 {
         scan.caching = s.caching.unwrap_or(0) as usize;
     }
-    Ok((scan, bounds))
+    Ok(scan)
 }
 
 /// A mutation of one row, as the region store takes it.
@@ -191,8 +168,8 @@ fn columns_of(
             if cell.row() != row {
                 return Err(RpcError::bad_request(format!(
                     "a cell of row {} in a mutation of row {}",
-                    cairn_hfile::cell::Escaped(cell.row()),
-                    cairn_hfile::cell::Escaped(row)
+                    cairn_cell::Escaped(cell.row()),
+                    cairn_cell::Escaped(row)
                 )));
             }
             let kind = CellType::from_code(cell.type_code()).ok_or_else(|| {
@@ -366,6 +343,7 @@ pub fn cell_to_pb(c: &KeyValue) -> pb::Cell {
 mod tests {
     use super::*;
     use bytes::Bytes;
+    use std::ops::Bound;
 
     #[test]
     fn get_columns_families_and_options() {
@@ -402,10 +380,42 @@ mod tests {
     }
 
     #[test]
-    fn store_limits_are_refused_not_ignored() {
+    fn per_family_limits_are_taken_and_per_family_time_ranges_refused() {
         let g = pb::Get {
             row: b"r".to_vec(),
             store_limit: Some(2),
+            store_offset: Some(1),
+            ..Default::default()
+        };
+        let get = get_from_pb(&g).unwrap();
+        assert_eq!(
+            (get.options.store_limit, get.options.store_offset),
+            (Some(2), 1)
+        );
+        // A limit of 0 is passed on as the client sent it (HBase then returns a cell per
+        // family); no limit is None.
+        let g = pb::Get {
+            store_limit: Some(0),
+            store_offset: None,
+            ..g
+        };
+        let get = get_from_pb(&g).unwrap();
+        assert_eq!(
+            (get.options.store_limit, get.options.store_offset),
+            (Some(0), 0)
+        );
+        assert_eq!(
+            get_from_pb(&pb::Get::default())
+                .unwrap()
+                .options
+                .store_limit,
+            None
+        );
+        let g = pb::Get {
+            cf_time_range: vec![pb::ColumnFamilyTimeRange {
+                column_family: b"f".to_vec(),
+                time_range: pb::TimeRange::default(),
+            }],
             ..Default::default()
         };
         assert!(get_from_pb(&g).unwrap_err().do_not_retry);
@@ -420,19 +430,29 @@ mod tests {
             include_stop_row: Some(true),
             ..Default::default()
         };
-        let (scan, bounds) = scan_from_pb(&s).unwrap();
-        assert_eq!(scan.start_row, b"b\0");
-        assert_eq!(scan.stop_row, b"d\0");
-        assert!(bounds.skip_row.is_none() && bounds.last_row.is_none());
+        let scan = scan_from_pb(&s).unwrap();
+        assert_eq!(scan.start, Bound::Excluded(b"b".to_vec()));
+        assert_eq!(scan.stop, Bound::Included(b"d".to_vec()));
         let s = pb::Scan {
             reversed: Some(true),
             ..s
         };
-        let (scan, bounds) = scan_from_pb(&s).unwrap();
-        assert_eq!(scan.start_row, b"b");
-        assert!(scan.stop_row.is_empty());
-        assert_eq!(bounds.skip_row.as_deref(), Some(&b"b"[..]));
-        assert_eq!(bounds.last_row.as_deref(), Some(&b"d"[..]));
+        let scan = scan_from_pb(&s).unwrap();
+        assert!(scan.reversed);
+        assert_eq!(scan.start, Bound::Excluded(b"b".to_vec()));
+        assert_eq!(scan.stop, Bound::Included(b"d".to_vec()));
+        // Defaults: start included, stop excluded; an empty row is no bound either way.
+        let s = pb::Scan {
+            start_row: Some(b"b".to_vec()),
+            stop_row: Some(Vec::new()),
+            include_stop_row: Some(true),
+            ..Default::default()
+        };
+        let scan = scan_from_pb(&s).unwrap();
+        assert_eq!(
+            (scan.start, scan.stop),
+            (Bound::Included(b"b".to_vec()), Bound::Unbounded)
+        );
     }
 
     #[test]

@@ -130,7 +130,7 @@ impl From<RegionError> for RpcError {
                 RpcError::bad_request(format!("{ILLEGAL_ARGUMENT}: {m}"))
             }
             // HBase's `Mutation.checkRow`, whichever layer noticed it.
-            RegionError::Cell(c @ cairn_hfile::cell::CellError::RowTooLong(_)) => {
+            RegionError::Cell(c @ cairn_cell::CellError::RowTooLong(_)) => {
                 RpcError::bad_request(format!("{ILLEGAL_ARGUMENT}: {c}"))
             }
             RegionError::InvalidArgument(_)

@@ -17,7 +17,7 @@ use prost::Message;
 
 use super::dispatch::{ok, Reply};
 use super::errors::{self, RpcError};
-use super::meta;
+use super::meta::{self, ServerNamePb};
 use super::Services;
 
 /// Procedures this server has run: id → submission time (ms).
@@ -419,7 +419,7 @@ impl Services {
     /// open; no dead, unknown or backup servers and nothing in transition. Every part is
     /// filled whatever the request's options ask, as HBase's master may.
     pub(super) fn cluster_status(&self) -> pb::ClusterStatus {
-        let me = self.location.server_name();
+        let me = self.meta.location().server_name();
         let mut region_loads = Vec::new();
         let mut requests = 0u64;
         let mut table_counts = Vec::new();
@@ -472,7 +472,7 @@ impl Services {
                     total_number_of_requests: Some(requests),
                     region_loads,
                     info_server_port: self.info_port.map(u32::from),
-                    report_start_time: Some(self.location.start_code),
+                    report_start_time: Some(self.meta.location().start_code),
                     report_end_time: Some(now_ms()),
                     ..Default::default()
                 },

@@ -124,6 +124,12 @@ impl Sum {
     }
 }
 
+impl crate::metrics::MetricsSource for RpcMetrics {
+    fn sources(&self, out: &mut Vec<Source>) {
+        out.push(self.source());
+    }
+}
+
 /// Counters of the native RPC server.
 pub struct RpcMetrics {
     calls: [AtomicU64; SLOTS],

@@ -2,7 +2,8 @@
 //! to, serving what a standalone HBase serves on one port — `ClientMetaService` (connection
 //! registry), `MasterService` (what `Admin` uses), `ClientService` (reads and writes),
 //! `AdminService` (region information, flushes, compactions) — over the embedded region
-//! server, with `hbase:meta` as a virtual region ([`meta`]).
+//! server, with `hbase:meta` read as a region (cairn-region's `MetaRegion`; [`meta`] names it on
+//! the wire).
 //!
 //! Threads: one acceptor; one reader per connection (which first runs the TLS handshake
 //! when the port has TLS: HBase's optional SSL handler, plaintext told apart by its first
@@ -48,6 +49,7 @@ pub use connection::Service;
 pub use errors::RpcError;
 pub use metrics::RpcMetrics;
 
+use cairn_region::MetaRegion;
 use connection::Job;
 use meta::Location;
 use scanners::Scanners;
@@ -133,10 +135,12 @@ impl RpcConfig {
     }
 }
 
-/// What every call needs: the region server, who this server is, its open scanners.
+/// What every call needs: the region server, who this server is (meta's location), its open
+/// scanners.
 pub struct Services {
     rs: Arc<RegionServer>,
-    location: Location,
+    /// `hbase:meta`, read as any region; it knows where this server is.
+    meta: MetaRegion,
     cluster_id: String,
     scanners: Scanners,
     procedures: master::Procedures,
@@ -190,15 +194,19 @@ impl RpcServer {
         let cluster_id = rs
             .cluster_id()
             .map_err(|e| io::Error::other(format!("reading the cluster id: {e}")))?;
+        let location = Location {
+            host,
+            port: addr.port(),
+            start_code,
+        };
         let services = Services {
-            location: Location {
-                host,
-                port: addr.port(),
-                start_code,
-            },
+            meta: MetaRegion::new(rs.clone(), location),
             cluster_id,
-            scanners: Scanners::new(config.scanner_lease, start_code)
-                .with_cap(config.max_open_scanners),
+            scanners: scanners::scanners(
+                config.scanner_lease,
+                config.max_open_scanners,
+                start_code,
+            ),
             procedures: master::Procedures::default(),
             metrics,
             max_result_size: config.max_result_size,
@@ -259,12 +267,12 @@ impl RpcServer {
 
     /// The `ServerName` clients see: host, port, start code.
     pub fn server_name(&self) -> String {
-        self.shared.services.location.name()
+        self.shared.services.meta.location().name()
     }
 
     /// Where clients reach this server, as `hbase:meta` advertises it.
     pub fn location(&self) -> &Location {
-        &self.shared.services.location
+        self.shared.services.meta.location()
     }
 
     /// The cluster id clients see.
@@ -293,15 +301,9 @@ impl RpcServer {
         if s.stop.swap(true, Ordering::AcqRel) {
             return;
         }
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(a) = self.acceptor.take() {
-            let _ = a.join();
-        }
+        crate::connections::stop_acceptor(self.addr, self.acceptor.take());
         s.conns.shutdown_all(Shutdown::Both);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !s.conns.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        crate::connections::wait_drained(|| s.conns.is_empty());
         // Each handler ends at a stop job of its own.
         for _ in 0..self.handlers.len() {
             s.queue.push(Job::Stop);

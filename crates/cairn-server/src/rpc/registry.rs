@@ -6,13 +6,13 @@ use cairn_rpc::wire::Call;
 
 use super::dispatch::{ok, Reply};
 use super::errors::RpcError;
-use super::meta;
+use super::meta::{self, ServerNamePb};
 use super::Services;
 
 impl Services {
     /// A `ClientMetaService` call; `None` for a method it does not have.
     pub(super) fn client_meta(&self, call: &Call, method: &str) -> Option<Result<Reply, RpcError>> {
-        let me = self.location.server_name();
+        let me = self.meta.location().server_name();
         Some(match method {
             "GetClusterId" => ok(pb::GetClusterIdResponse {
                 cluster_id: Some(self.cluster_id.clone()),

@@ -83,7 +83,7 @@ impl Services {
         }
         let mut regions: Vec<Arc<Region>> = Vec::with_capacity(names.len());
         for n in &names {
-            let shown = cairn_hfile::cell::Escaped(n).to_string();
+            let shown = cairn_cell::Escaped(n).to_string();
             match self.rs.region_by_name(n) {
                 Ok((_, r)) => regions.push(r),
                 Err(RegionError::NotServingRegion(_)) | Err(RegionError::Closed) => {

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use zookeeper_client as zk;
 
 use super::{znode, Identity, ZkConfig, ZkError};
+use crate::rpc::meta::ServerNamePb;
 
 /// The empty persistent znodes an HBase master creates under the base znode.
 const BASE_CHILDREN: &[&str] = &["rs", "draining", "table", "splitWAL", "backup-masters"];

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use bytes::Bytes;
-use cairn_hfile::cell::KeyValue;
+use cairn_cell::KeyValue;
 use cairn_rpc::cellblock;
 use cairn_rpc::pb;
 use prost::Message;

@@ -20,15 +20,15 @@
 
 use std::fmt;
 
+use cairn_cell::CellRef;
 use cairn_filter::{
     BitwiseOp, ColumnCountGetFilter, ColumnPaginationFilter, ColumnPrefixFilter, ColumnRangeFilter,
     ColumnValueFilter, Comparator, CompareOp, DependentColumnFilter, FamilyFilter, Filter,
-    FilterError, FilterList, FirstKeyOnlyFilter, InclusiveStopFilter, KeyOnlyFilter,
-    MultipleColumnPrefixFilter, Operator, PageFilter, PrefixFilter, QualifierFilter, ReturnCode,
-    RowFilter, SingleColumnValueExcludeFilter, SingleColumnValueFilter, SkipFilter,
+    FilterAllFilter, FilterError, FilterList, FirstKeyOnlyFilter, InclusiveStopFilter,
+    KeyOnlyFilter, MultipleColumnPrefixFilter, Operator, PageFilter, PrefixFilter, QualifierFilter,
+    ReturnCode, RowFilter, SingleColumnValueExcludeFilter, SingleColumnValueFilter, SkipFilter,
     TimestampsFilter, ValueFilter, WhileMatchFilter, MAX_FILTER_DEPTH,
 };
-use cairn_hfile::cell::CellRef;
 use cairn_rpc::pb;
 use prost::Message;
 
@@ -579,27 +579,6 @@ fn escape_literal(pattern: &str) -> String {
         out.push(ch);
     }
     out
-}
-
-/// HBase's `FilterAllFilter` (hbase-server's test jar; PerformanceEvaluation's `--filterAll`
-/// sends it): every row key passes, every cell is skipped and every row is dropped, so a scan
-/// reads the whole range and returns nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FilterAllFilter;
-
-impl Filter for FilterAllFilter {
-    fn filter_row_key(&mut self, _row: &[u8]) -> bool {
-        false
-    }
-    fn filter_cell(&mut self, _cell: &CellRef<'_>) -> ReturnCode {
-        ReturnCode::Skip
-    }
-    fn has_filter_row(&self) -> bool {
-        true
-    }
-    fn filter_row(&mut self) -> bool {
-        true
-    }
 }
 
 /// `PrefixFilter` built without a prefix (`new PrefixFilter(null)`, sent with the field

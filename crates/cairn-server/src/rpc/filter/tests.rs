@@ -1,7 +1,7 @@
 //! The protobuf filter conversion against hand-built messages.
 use super::*;
+use cairn_cell::{compare_cells, KeyValue};
 use cairn_filter::driver::apply_filter;
-use cairn_hfile::cell::{compare_cells, KeyValue};
 
 const PKG: &str = "org.apache.hadoop.hbase.filter.";
 

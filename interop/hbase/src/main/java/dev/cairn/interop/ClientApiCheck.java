@@ -186,6 +186,7 @@ public final class ClientApiCheck {
         if (ClientApiAdmin.schema(c)) {
           ClientApiWrites.run(c);
           ClientApiReads.run(c);
+          ClientApiMeta.run(c);
           ClientApiErrors.run(c);
         } else {
           c.report.note("the main table could not be created: skipping the table checks");

@@ -47,6 +47,10 @@ final class ClientApiModel {
     int versions = 1;
     long minTs = 0;
     long maxTs = Long.MAX_VALUE;
+    /** HBase's storeLimit ({@code setMaxResultsPerColumnFamily}); -1 for none. */
+    int storeLimit = -1;
+    /** HBase's storeOffset ({@code setRowOffsetPerColumnFamily}). */
+    int storeOffset = 0;
 
     Sel family(String f) {
       families.add(f);
@@ -72,6 +76,18 @@ final class ClientApiModel {
 
     Sel timestamp(long ts) {
       return timeRange(ts, ts + 1);
+    }
+
+    /** At most {@code n} cells of each family (after the offset). */
+    Sel storeLimit(int n) {
+      storeLimit = n;
+      return this;
+    }
+
+    /** The first {@code n} cells of each family left out. */
+    Sel storeOffset(int n) {
+      storeOffset = n;
+      return this;
     }
 
     boolean wants(String f, String q) {
@@ -170,6 +186,12 @@ final class ClientApiModel {
     }
     for (Map.Entry<String, TreeMap<String, TreeMap<Long, String>>> f : r.entrySet()) {
       int cap = Math.min(sel.versions, maxVersions.getOrDefault(f.getKey(), 1));
+      // Every cell the read selects counts against the family's storeOffset and storeLimit,
+      // each version on its own (HBase's StoreScanner counts what its matcher includes). The
+      // family stops once a cell is returned at count >= offset + limit: a limit of 0 returns
+      // one cell, as HBase 2's StoreScanner does.
+      int counted = 0;
+      boolean full = false;
       for (Map.Entry<String, TreeMap<Long, String>> q : f.getValue().entrySet()) {
         if (!sel.wants(f.getKey(), q.getKey())) {
           continue;
@@ -182,7 +204,15 @@ final class ClientApiModel {
           if (n++ >= cap) {
             break;
           }
+          if (full) {
+            break;
+          }
+          counted++;
+          if (counted <= sel.storeOffset) {
+            continue;
+          }
           out.add(new KV(row, f.getKey(), q.getKey(), v.getKey(), v.getValue()));
+          full = sel.storeLimit >= 0 && counted >= sel.storeOffset + sel.storeLimit;
         }
       }
     }

@@ -48,6 +48,7 @@ final class ClientApiReads {
   static void run(ClientApiCheck c) throws Exception {
     try (Table t = c.mainTable()) {
       versions(c, t);
+      perFamily(c, t);
       gets(c, t);
       scans(c, t);
       filters(c, t);
@@ -141,6 +142,39 @@ final class ClientApiReads {
     });
   }
 
+  /**
+   * HBase's per-family limits (storeLimit and storeOffset) on gets and scans, over the rows
+   * {@link #versions} wrote: family a holds several columns and versions, family b one cell.
+   */
+  private static void perFamily(ClientApiCheck c, Table t) {
+    c.report.run("per-family limits", () -> {
+      c.report.equal("get setMaxResultsPerColumnFamily(1)",
+          c.model.get("v-2", new Sel().storeLimit(1)),
+          get(t, new Get(b("v-2")).setMaxResultsPerColumnFamily(1)));
+      c.report.equal("get readAllVersions setMaxResultsPerColumnFamily(2)",
+          c.model.get("v-2", new Sel().versions(Integer.MAX_VALUE).storeLimit(2)),
+          get(t, new Get(b("v-2")).readAllVersions().setMaxResultsPerColumnFamily(2)));
+      c.report.equal("get readAllVersions setRowOffsetPerColumnFamily(2)",
+          c.model.get("v-2", new Sel().versions(Integer.MAX_VALUE).storeOffset(2)),
+          get(t, new Get(b("v-2")).readAllVersions().setRowOffsetPerColumnFamily(2)));
+      c.report.equal("get offset 1 limit 1",
+          c.model.get("v-2", new Sel().versions(Integer.MAX_VALUE).storeOffset(1).storeLimit(1)),
+          get(t, new Get(b("v-2")).readAllVersions().setRowOffsetPerColumnFamily(1)
+              .setMaxResultsPerColumnFamily(1)));
+      c.report.equal("get setMaxResultsPerColumnFamily(0)",
+          c.model.get("v-2", new Sel().storeLimit(0)),
+          get(t, new Get(b("v-2")).setMaxResultsPerColumnFamily(0)));
+      Sel sel = new Sel().versions(Integer.MAX_VALUE).storeOffset(1).storeLimit(2);
+      List<KV> want = new ArrayList<>();
+      for (String row : c.model.rows("v-", "v.")) {
+        want.addAll(c.model.get(row, sel));
+      }
+      c.report.equal("scan offset 1 limit 2", want, scan(t, new Scan().withStartRow(b("v-"))
+          .withStopRow(b("v.")).readAllVersions().setRowOffsetPerColumnFamily(1)
+          .setMaxResultsPerColumnFamily(2)));
+    });
+  }
+
   private static void gets(ClientApiCheck c, Table t) {
     c.report.run("gets", () -> {
       Result missing = t.get(new Get(b("r00005")));
@@ -220,6 +254,13 @@ final class ClientApiReads {
       c.report.equal("scan start exclusive stop inclusive",
           numberedRows(c, "r02490\0", "r02530\0"), scanRows(t,
               new Scan().withStartRow(b("r02490"), false).withStopRow(b("r02530"), true)));
+
+      // Reversed, across the region edge r02500: down from below r02530 to r02490 itself.
+      List<String> down = new ArrayList<>(numberedRows(c, "r02490", "r02530"));
+      Collections.reverse(down);
+      c.report.equal("scan reversed start exclusive stop inclusive", down, scanRows(t,
+          new Scan().withStartRow(b("r02530"), false).withStopRow(b("r02490"), true)
+              .setReversed(true)));
     });
   }
 
