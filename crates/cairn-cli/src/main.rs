@@ -15,6 +15,7 @@ mod importtsv;
 mod pe;
 mod regions;
 mod serve;
+mod wal;
 mod ycsb;
 
 use std::process::ExitCode;
@@ -71,6 +72,9 @@ enum Command {
     /// Merges two adjacent regions of an embedded store (the shell's `merge_region`):
     /// `cairn merge --data DIR REGION REGION`.
     Merge(regions::MergeArgs),
+    /// Print WAL files, HBase's or cairn's (HBase's `hbase wal` / WALPrettyPrinter): `cairn wal
+    /// [-p] [-j] [-k] [-r REGION] [-s SEQ] [-t TABLES] [-w ROW] [-f PREFIX] [-g POS] FILE...`.
+    Wal(wal::WalArgs),
     /// HBase's ImportTsv with bulk output, without MapReduce: TSV lines to HFiles split at the
     /// table's region boundaries, for completebulkload: `cairn importtsv
     /// -Dimporttsv.columns=HBASE_ROW_KEY,f:a -Dimporttsv.bulk.output=DIR TABLE INPUT`.
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Split(a) => regions::run_split(a),
         Command::Merge(a) => regions::run_merge(a),
         Command::Importtsv(a) => importtsv::run(a),
+        Command::Wal(a) => wal::run(a),
     };
     match result {
         Ok(code) => code,

@@ -41,7 +41,7 @@ pub mod store;
 pub mod store_file_scanner;
 pub mod storefile;
 
-pub use cairn_wal::Durability;
+pub use cairn_wal::{Durability, ServerName};
 pub use descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 pub use error::{RegionError, Result};
 pub use layout::RegionInfo;
