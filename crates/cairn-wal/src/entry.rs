@@ -150,6 +150,28 @@ pub fn mask_crc(entry: &mut [u8], crc_at: usize, mask: u32) {
     b.copy_from_slice(&v.to_le_bytes());
 }
 
+/// An entry from a `WALKey`'s bytes (without cairn's CRC field) and cells (each without its
+/// 4-byte length): the key gets the CRC32C field, masked with `mask` (0 unless the entry goes
+/// into a recycled file). For tests and fuzzing, which need entries no writer would make.
+pub fn assemble(key: &[u8], cells: &[&[u8]], mask: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    wire::put_varint(&mut out, (key.len() + CRC_FIELD_LEN) as u64);
+    out.extend_from_slice(key);
+    let crc_key = out.len();
+    wire::put_key(&mut out, CRC_FIELD, wire::FIXED32);
+    let crc_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    for c in cells {
+        out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+        out.extend_from_slice(c);
+    }
+    let mut crc = crate::file::crc32c().running();
+    crc.update(&out[..crc_key]);
+    crc.update(&out[crc_at + 4..]);
+    out[crc_at..crc_at + 4].copy_from_slice(&(crc.value() ^ mask).to_le_bytes());
+    out
+}
+
 /// A parsed `WALKey`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WalKey {
@@ -496,6 +518,27 @@ mod tests {
             parse_cell(&tags, 1).is_err(),
             "tags shorter than their length"
         );
+    }
+
+    #[test]
+    fn assembled_entries_are_what_encode_entry_writes() {
+        let e = edit();
+        let mut out = Vec::new();
+        let enc = encode_entry(&e, &mut out).unwrap();
+        let (klen, n) = wire::read_varint(&out, 5).unwrap().unwrap();
+        let key_end = n + klen as usize;
+        let key = &out[n..key_end - CRC_FIELD_LEN];
+        let mut cells = Vec::new();
+        let mut at = key_end;
+        while at < out.len() {
+            let len = u32::from_be_bytes(out[at..at + 4].try_into().unwrap()) as usize;
+            cells.push(&out[at + 4..at + 4 + len]);
+            at += 4 + len;
+        }
+        assert_eq!(assemble(key, &cells, 0), out);
+        let mut masked = out.clone();
+        mask_crc(&mut masked, enc.crc_at, 77);
+        assert_eq!(assemble(key, &cells, 77), masked);
     }
 
     #[test]
