@@ -209,6 +209,9 @@ fn cairn_serves_every_row_an_hbase_killed_with_sigkill_acknowledged() {
         .filter_map(|l| l.strip_prefix("table "))
         .collect();
     assert_eq!(tables, [TABLE], "{stdout}");
+    // HBase's system tables are not opened as tables: one table, its three regions.
+    let opened = server.stdout.lock().unwrap().clone();
+    assert!(opened.contains("(1 tables, 3 regions, "), "{opened}");
     drop(server);
     drop(hbase);
 }
