@@ -35,7 +35,7 @@ fn row(n: u32) -> String {
 }
 
 fn deleted(n: u32) -> bool {
-    n % 13 == 0
+    n.is_multiple_of(13)
 }
 
 /// Every file under `dir`, recursively.
