@@ -17,6 +17,7 @@ mod importtsv;
 mod pe;
 mod regions;
 mod serve;
+mod wal;
 mod ycsb;
 
 use std::process::ExitCode;
@@ -99,6 +100,9 @@ enum Command {
     /// Merges two adjacent regions of an embedded store (the shell's `merge_region`):
     /// `cairn merge --data DIR REGION REGION`.
     Merge(regions::MergeArgs),
+    /// Print WAL files, HBase's or cairn's (HBase's `hbase wal` / WALPrettyPrinter): `cairn wal
+    /// [-p] [-j] [-k] [-r REGION] [-s SEQ] [-t TABLES] [-w ROW] [-f PREFIX] [-g POS] FILE...`.
+    Wal(wal::WalArgs),
     /// HBase's ImportTsv with bulk output, without MapReduce: TSV lines to HFiles split at the
     /// table's region boundaries, for completebulkload: `cairn importtsv
     /// -Dimporttsv.columns=HBASE_ROW_KEY,f:a -Dimporttsv.bulk.output=DIR TABLE INPUT`.
@@ -160,6 +164,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => completions::run_completions(a),
         Command::Man(a) => completions::run_man(a),
         Command::Importtsv(a) => importtsv::run(a),
+        Command::Wal(a) => wal::run(a),
     };
     match result {
         Ok(code) => code,

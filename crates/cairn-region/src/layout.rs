@@ -36,7 +36,7 @@ pub fn data_dir(root: &Path) -> PathBuf {
     root.join("data")
 }
 
-/// `<root>/WALs`: the WAL's directory when `hbase.wal.dir` is not set.
+/// `<root>/WALs`: every server's WAL directory when `hbase.wal.dir` is not set.
 pub fn wal_dir(root: &Path) -> PathBuf {
     root.join("WALs")
 }

@@ -45,7 +45,7 @@ pub mod store_file_scanner;
 pub mod storefile;
 pub mod tools;
 
-pub use cairn_wal::Durability;
+pub use cairn_wal::{Durability, ServerName};
 pub use descriptor::{ColumnFamilyDescriptor, TableDescriptor, TableName};
 pub use error::{RegionError, Result};
 pub use layout::RegionInfo;

@@ -156,7 +156,11 @@ fn no_load_takes_another_tables_store_file() {
         .join(victim.strip_prefix(root.path()).unwrap());
     let link = token.join("link");
     std::os::unix::fs::symlink(&victim, &link).unwrap();
-    let wal_file = std::fs::read_dir(root.path().join("WALs"))
+    let wal_dir = root
+        .path()
+        .join("WALs")
+        .join(cairn_region::server::DEFAULT_SERVER_NAME);
+    let wal_file = std::fs::read_dir(wal_dir)
         .unwrap()
         .next()
         .unwrap()

@@ -64,7 +64,7 @@ fn crash_child() {
     }
 }
 
-/// WAL segments in `wal_dir` written into a recycled file.
+/// WAL files in `wal_dir` written into a recycled file.
 fn recycled_segments(wal_dir: &std::path::Path) -> usize {
     let Ok(entries) = std::fs::read_dir(wal_dir) else {
         return 0;
@@ -72,13 +72,9 @@ fn recycled_segments(wal_dir: &std::path::Path) -> usize {
     entries
         .filter_map(|e| {
             let e = e.ok()?;
-            cairn_wal::segment::parse_segment_file_name(e.file_name().to_str()?)?;
-            let mut header = [0u8; cairn_wal::segment::HEADER_LEN];
-            std::io::Read::read_exact(&mut std::fs::File::open(e.path()).ok()?, &mut header)
-                .ok()?;
-            cairn_wal::segment::decode_segment_header(&header)
-                .ok()
-                .filter(|h| h.recycled)
+            cairn_wal::names::parse_wal_file_name(e.file_name().to_str()?)?;
+            let scan = cairn_wal::file::scan_file(&e.path(), |_, _| Ok(())).ok()?;
+            scan.header?.cairn.filter(|c| c.recycled)
         })
         .count()
 }
@@ -104,7 +100,11 @@ fn every_acknowledged_put_survives_sigkill() {
             ],
             Duration::from_millis(30 + seed % 120),
         );
-        recycled_reads += recycled_segments(&dir.path().join("WALs"));
+        recycled_reads += recycled_segments(
+            &dir.path()
+                .join("WALs")
+                .join(cairn_region::server::DEFAULT_SERVER_NAME),
+        );
         let s = open(dir.path(), false);
         // This trial's acknowledged rows, and a sample of earlier trials' (all of them are
         // checked once more at the end).

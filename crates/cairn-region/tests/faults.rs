@@ -98,7 +98,7 @@ fn config(dir: &Path, fs: &Arc<FaultFileSystem>) -> ServerConfig {
     let mut c = ServerConfig::new(dir);
     c.region.fs = fs.clone();
     c.wal_fs = Some(fs);
-    c.wal_dir = Some(dir.join("WALs"));
+    c.wal_dir = Some(dir.to_path_buf());
     c.background = false;
     c.region.compaction.min_files = 3;
     c.region.compaction.min_size = 1;

@@ -203,7 +203,7 @@ fn failing_flushes_keep_writes_blocked_lose_nothing_and_recover() {
     c.region.fs = fs.clone();
     // The WAL stays on the real disk: these writes skip it anyway.
     c.wal_fs = Some(Arc::new(LocalFileSystem) as Arc<dyn FileSystem>);
-    c.wal_dir = Some(dir.path().join("WALs"));
+    c.wal_dir = Some(dir.path().to_path_buf());
     let s = RegionServer::open(c).unwrap();
     let t = create(&s, 4);
     // Every flush fails: its file cannot be created.
@@ -279,7 +279,7 @@ fn failing_flushes_keep_writes_blocked_lose_nothing_and_recover() {
     s.close().unwrap();
     drop(s);
     let mut c = config(dir.path(), upper, 0.5, Duration::from_millis(300));
-    c.wal_dir = Some(dir.path().join("WALs"));
+    c.wal_dir = Some(dir.path().to_path_buf());
     let s = RegionServer::open(c).unwrap();
     check_all(&s, &t, &written, LEN);
 }

@@ -42,7 +42,7 @@ fn open_on(dir: &Path, fs: Arc<dyn FileSystem>) -> Arc<RegionServer> {
     let mut c = ServerConfig::new(dir);
     c.region.fs = fs;
     c.wal_fs = Some(Arc::new(LocalFileSystem));
-    c.wal_dir = Some(dir.join("WALs"));
+    c.wal_dir = Some(dir.to_path_buf());
     c.background = false;
     c.region.compaction.min_files = 3;
     c.region.compaction.min_size = 1;

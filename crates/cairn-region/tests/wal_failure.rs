@@ -21,7 +21,7 @@ fn open(dir: &Path, fs: &Arc<FaultFileSystem>) -> Arc<RegionServer> {
     let fs: Arc<dyn FileSystem> = fs.clone();
     c.region.fs = fs.clone();
     c.wal_fs = Some(fs);
-    c.wal_dir = Some(dir.join("WALs"));
+    c.wal_dir = Some(dir.to_path_buf());
     RegionServer::open(c).unwrap()
 }
 

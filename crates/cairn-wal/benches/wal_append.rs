@@ -1,5 +1,5 @@
 //! WAL append throughput: edits of one cell with a 100-byte value, appended with `SYNC_WAL`
-//! (a copy into the mapped segment, no system call) and `FSYNC_WAL` (fdatasync per group
+//! (a copy into the mapped file, no system call) and `FSYNC_WAL` (fdatasync per group
 //! commit), from one thread and from four (where group commit batches the fdatasyncs).
 //!
 //! `cargo bench -p cairn-wal --bench wal_append` prints criterion's report (throughput in
@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cairn_wal::{Durability, KeyValue, Wal, WalEdit, WalOptions};
+use cairn_wal::{Durability, KeyValue, ServerName, Wal, WalEdit, WalLocation, WalOptions};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 const CASES: [(Durability, usize); 4] = [
@@ -23,22 +23,30 @@ const CASES: [(Durability, usize); 4] = [
 
 fn bench_edit(thread: usize) -> WalEdit {
     let region = format!("bench-region-{thread}").into_bytes();
-    WalEdit {
+    WalEdit::new(
         region,
-        sequence_id: 1,
-        write_time_ms: 1_700_000_000_000,
-        cells: vec![
+        b"bench".to_vec(),
+        1,
+        1_700_000_000_000,
+        vec![
             KeyValue::put(b"row-000000000001", b"f", b"qualifier", 1, &[0x5A; 100])
                 .expect("cell")
                 .with_sequence_id(1),
         ],
-    }
+    )
 }
 
 fn open(dir: &Path) -> Wal {
-    Wal::open(dir, WalOptions::default(), |_| Ok(()))
-        .expect("open")
-        .0
+    let loc = WalLocation::new(
+        dir,
+        ServerName::parse("localhost,16020,1").expect("server name"),
+    );
+    // Archived files go at once, so long runs do not fill the disk.
+    let options = WalOptions {
+        archive_ttl: Duration::ZERO,
+        ..WalOptions::default()
+    };
+    Wal::open(&loc, options, |_| Ok(())).expect("open").0
 }
 
 /// `per_thread` appends from each of `threads` threads; returns the wall time.
@@ -56,7 +64,7 @@ fn run(wal: &Wal, durability: Durability, threads: usize, per_thread: u64) -> Du
         }
     });
     let elapsed = start.elapsed();
-    // Drop rolled segments so long runs do not fill the disk.
+    // Retire rolled files so long runs do not fill the disk.
     for t in 0..threads {
         wal.mark_flushed(&bench_edit(t).region, u64::MAX)
             .expect("mark_flushed");

@@ -1,5 +1,5 @@
-//! [`Wal`]: one handle over the two ways a WAL is written — memory-mapped segments on local
-//! disk ([`crate::wal`]) or streamed segments on a distributed filesystem ([`crate::stream`]).
+//! [`Wal`]: one handle over the two ways a WAL is written — memory-mapped files on local disk
+//! ([`crate::wal`]) or streamed files on a distributed filesystem ([`crate::stream`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,7 +8,9 @@ use cairn_fs::FileSystem;
 
 use crate::stream::StreamWal;
 use crate::wal::MappedWal;
-use crate::{Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalOptions, WalStats};
+use crate::{
+    Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalLocation, WalOptions, WalStats,
+};
 
 /// A write-ahead log over one directory. `Send + Sync`: share it with `Arc`.
 pub struct Wal(Backend);
@@ -28,38 +30,39 @@ macro_rules! dispatch {
 }
 
 impl Wal {
-    /// Opens (creating) the WAL in local directory `dir` and replays every segment in it into
-    /// `visit`, oldest first, before returning: preallocated, memory-mapped segments; the
-    /// directory is locked (`flock`) while the WAL is open: a second open of it waits up to
-    /// 3 s for the first WAL to be closed or dropped, then fails.
+    /// Opens (creating) the WAL of `loc.server` under the local root `loc.root` and replays,
+    /// before returning, this server's earlier files and every dead server's WAL directory
+    /// under the root into `visit` (see the crate docs): preallocated, memory-mapped files.
+    /// The server's directory is locked (`flock`) while the WAL is open: a second open of it
+    /// waits up to 3 s for the first WAL to be closed or dropped, then fails.
     ///
-    /// A segment that ends in a torn or damaged record is replayed up to it and the rest is
-    /// reported in [`ReplayReport::dropped`]; replay goes on with the next segment. A segment
-    /// that ends in zeros (the preallocated tail a crashed writer leaves) is not a drop: the
-    /// zeros are truncated away. A segment with a damaged header is an error naming the file.
-    /// An error from `visit` stops the open and is returned.
+    /// A file that ends in a torn or damaged entry is replayed up to it and the rest is
+    /// reported in [`ReplayReport::dropped`]; replay goes on with the next file. This
+    /// server's files a crash left open are sealed. A file that is not a WAL
+    /// ([`WalError::BadHeader`]) or one cairn cannot read ([`WalError::Unsupported`]) is an
+    /// error naming it. An error from `visit` stops the open and is returned.
     pub fn open(
-        dir: &Path,
+        loc: &WalLocation,
         options: WalOptions,
         visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(Wal, ReplayReport), WalError> {
-        let (w, report) = MappedWal::open(dir, options, visit)?;
+        let (w, report) = MappedWal::open(loc, options, visit)?;
         Ok((Wal(Backend::Mapped(w)), report))
     }
 
     /// [`Wal::open`] on any filesystem: local disk gets the memory-mapped WAL; anything else
-    /// (HDFS) gets segments written as streams and synced with `hsync`, each segment's lease
+    /// (HDFS) gets files written as streams and synced with `hsync`, each file's lease
     /// recovered before it is replayed.
     pub fn open_on(
         fs: Arc<dyn FileSystem>,
-        dir: &Path,
+        loc: &WalLocation,
         options: WalOptions,
         visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(Wal, ReplayReport), WalError> {
         if fs.uri() == "file://" {
-            return Wal::open(dir, options, visit);
+            return Wal::open(loc, options, visit);
         }
-        let (w, report) = StreamWal::open(fs, dir, options, visit)?;
+        let (w, report) = StreamWal::open(fs, loc, options, visit)?;
         Ok((Wal(Backend::Stream(w)), report))
     }
 
@@ -75,16 +78,17 @@ impl Wal {
         dispatch!(self, w => w.sync(fsync))
     }
 
-    /// Closes the active segment for good and starts a new one (HBase's log roll); also done
-    /// automatically once a segment passes [`WalOptions::roll_size`].
+    /// Closes the active file for good and starts a new one (HBase's log roll); also done
+    /// automatically once a file passes [`WalOptions::roll_size`] or
+    /// [`WalOptions::roll_period`].
     pub fn roll(&self) -> Result<(), WalError> {
         dispatch!(self, w => w.roll())
     }
 
     /// Records that `region` has flushed everything up to `sequence_id` to store files, and
-    /// deletes every closed segment in which each region has flushed past its highest
-    /// sequence id. Returns how many segments were deleted. The active segment is never
-    /// deleted ([`Wal::roll`] first to release it).
+    /// retires every closed file in which each region has flushed past its highest sequence
+    /// id: kept for reuse, or archived to `oldWALs/`. Returns how many files were retired. The
+    /// active file is never retired ([`Wal::roll`] first to release it).
     pub fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
         dispatch!(self, w => w.mark_flushed(region, sequence_id))
     }
@@ -107,12 +111,13 @@ impl Wal {
         dispatch!(self, w => w.recover(make_durable))
     }
 
-    /// Every segment, oldest first, the active one last.
+    /// Every file the WAL keeps (this server's and the dead servers' replay adopted), oldest
+    /// first, the active one last.
     pub fn segments(&self) -> Vec<SegmentInfo> {
         dispatch!(self, w => w.segments())
     }
 
-    /// The directory this WAL writes to.
+    /// The directory this WAL writes to (`<root>/WALs/<server>`).
     pub fn dir(&self) -> &Path {
         dispatch!(self, w => w.dir())
     }
@@ -127,7 +132,7 @@ impl Wal {
         dispatch!(self, w => w.stats())
     }
 
-    /// Commits and closes the active segment (local: truncated to the bytes written and
+    /// Commits and closes the active file (its trailer written; local: cut after it and
     /// fdatasync'ed). Dropping a `Wal` does the same but cannot report a failure.
     pub fn close(self) -> Result<(), WalError> {
         match self.0 {

@@ -19,13 +19,22 @@ pub enum WalError {
         #[source]
         source: io::Error,
     },
-    /// A segment whose header is missing or damaged: the WAL cannot tell what the file holds,
-    /// so opening stops rather than guess.
-    #[error("WAL segment {} has a damaged header: {reason}", .path.display())]
+    /// A file in a WAL directory whose header is not a WAL's or is damaged: the WAL cannot
+    /// tell what the file holds, so opening stops rather than guess.
+    #[error("WAL file {} has a damaged header: {reason}", .path.display())]
     BadHeader {
         /// The segment file.
         path: PathBuf,
         /// What is wrong.
+        reason: String,
+    },
+    /// A WAL file cairn cannot read (compressed, encrypted, another cell codec): the server
+    /// does not start over edits it cannot replay.
+    #[error("cannot replay WAL file {}: {reason}", .path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// What it uses that cairn does not read.
         reason: String,
     },
     /// An edit too large for one record.
@@ -37,7 +46,7 @@ pub enum WalError {
         region: String,
         /// Encoded payload bytes.
         size: usize,
-        /// [`crate::segment::MAX_RECORD_LEN`].
+        /// [`crate::entry::MAX_ENTRY_LEN`].
         max: u32,
     },
     /// An earlier write or sync failed, so the WAL no longer knows what is on disk and refuses
@@ -57,8 +66,8 @@ pub enum WalError {
         /// Why making the earlier edits durable failed.
         reason: String,
     },
-    /// Segment ids are exhausted (the newest segment is `u64::MAX`).
-    #[error("no segment id after the one of {}", .path.display())]
+    /// File numbers are exhausted (the newest file's is `u64::MAX`).
+    #[error("no file number after the one of {}", .path.display())]
     SegmentIdsExhausted {
         /// The newest segment.
         path: PathBuf,

@@ -1,30 +1,31 @@
-//! What each segment holds and which segments can go, written once for both backends: the
-//! active segment's byte and edit accounting (its size, the log position, appends, the highest
-//! sequence id per region), the closed segments with the same per-region maxima, regions'
-//! flush marks (HBase's `SequenceIdAccounting`, reduced to what deciding deletions needs), and
-//! the counting of replayed edits.
+//! What each WAL file holds and which files can go, written once for both backends: the
+//! active file's byte and edit accounting (its size, the log position, appends, the highest
+//! sequence id per region), the closed files (this server's, and dead servers' files replay
+//! adopted) with the same per-region maxima, regions' flush marks (HBase's
+//! `SequenceIdAccounting`, reduced to what deciding retirements needs), and the counting of
+//! replayed edits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::segment::{self, HEADER_LEN};
 use crate::{ReplayReport, WalEdit, WalError};
 
-const HEADER: u64 = HEADER_LEN as u64;
-
-/// One segment of the WAL, as [`Wal::segments`](crate::Wal::segments) lists it.
+/// One file of the WAL, as [`Wal::segments`](crate::Wal::segments) lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentInfo {
-    /// The segment's id (its file name is `wal.<id as 20 digits>`).
+    /// The file number (the creation time in milliseconds, the last part of its name).
     pub id: u64,
     /// The file.
     pub path: PathBuf,
-    /// Bytes written, header included (the active segment's file is longer: preallocated).
+    /// Bytes written, header included (the active file is longer: preallocated).
     pub size: u64,
-    /// Highest sequence id per region among the edits in the segment.
+    /// Highest sequence id per region among the edits in the file.
     pub max_sequence_id: BTreeMap<Vec<u8>, u64>,
-    /// True for the segment being appended to (never deleted).
+    /// True for the file being appended to (never retired).
     pub active: bool,
+    /// This server's file; otherwise a dead server's that replay read and keeps until its
+    /// edits are flushed.
+    pub own: bool,
 }
 
 /// The active segment's "highest sequence id per region", updated on every append: a hash map
@@ -53,16 +54,19 @@ pub(crate) struct ActiveTally {
     pub(crate) appends: u64,
     /// Highest sequence id per region among the segment's edits.
     pub(crate) regions: RegionMax,
+    /// Bytes of the file's header: `size` is this while the file holds no entry.
+    pub(crate) header: u64,
 }
 
 impl ActiveTally {
-    /// A new, empty segment (just its header) at the start of the log.
-    pub(crate) fn new() -> ActiveTally {
+    /// A new, empty file (just its header of `header` bytes) at the start of the log.
+    pub(crate) fn new(header: u64) -> ActiveTally {
         ActiveTally {
-            size: HEADER,
+            size: header,
             lsn: 0,
             appends: 0,
             regions: RegionMax::default(),
+            header,
         }
     }
 
@@ -92,48 +96,62 @@ impl ActiveTally {
         self.regions.iter().map(|(r, &s)| (r.to_vec(), s)).collect()
     }
 
-    /// Ends the segment (a roll): what it held, and the tally restarted for the next one.
-    pub(crate) fn finish_segment(&mut self) -> ClosedSegment {
+    /// Ends the file (a roll): what it held, and the tally restarted for the next one, whose
+    /// header takes `next_header` bytes.
+    pub(crate) fn finish_segment(&mut self, next_header: u64) -> ClosedSegment {
         let closed = ClosedSegment {
-            size: std::mem::replace(&mut self.size, HEADER),
+            size: std::mem::replace(&mut self.size, next_header),
             regions: self.sorted_regions(),
+            own: true,
         };
         self.regions.clear();
+        self.header = next_header;
         closed
     }
 }
 
-/// A segment no longer appended to.
+/// A file no longer appended to.
 pub(crate) struct ClosedSegment {
     /// Bytes written, header included.
     pub(crate) size: u64,
     /// Highest sequence id per region among its edits.
     pub(crate) regions: BTreeMap<Vec<u8>, u64>,
+    /// This server's file (a dead server's otherwise).
+    pub(crate) own: bool,
 }
 
-/// The closed segments and how far each region has flushed.
+/// A closed file's place in the ledger: its number, then its path (dead servers' files may
+/// share numbers with this server's).
+pub(crate) type FileKey = (u64, PathBuf);
+
+/// The closed files and how far each region has flushed.
 #[derive(Default)]
 pub(crate) struct Ledger {
-    segments: BTreeMap<u64, ClosedSegment>,
+    segments: BTreeMap<FileKey, ClosedSegment>,
     /// Per region, the sequence id up to which it has flushed.
     flushed: HashMap<Vec<u8>, u64>,
 }
 
 impl Ledger {
-    /// Adds closed segment `id`.
-    pub(crate) fn insert(&mut self, id: u64, segment: ClosedSegment) {
-        self.segments.insert(id, segment);
+    /// Adds a closed file.
+    pub(crate) fn insert(&mut self, key: FileKey, segment: ClosedSegment) {
+        self.segments.insert(key, segment);
     }
 
-    /// Forgets segment `id` (its file is gone).
-    pub(crate) fn remove(&mut self, id: u64) {
-        self.segments.remove(&id);
+    /// Forgets a file (it is gone).
+    pub(crate) fn remove(&mut self, key: &FileKey) {
+        self.segments.remove(key);
     }
 
-    /// Records that `region` has flushed up to `sequence_id`; returns the closed segments, in
-    /// id order, whose edits are now all in store files (still listed until
+    /// Whether the file is this server's.
+    pub(crate) fn is_own(&self, key: &FileKey) -> bool {
+        self.segments.get(key).is_some_and(|s| s.own)
+    }
+
+    /// Records that `region` has flushed up to `sequence_id`; returns the closed files, oldest
+    /// first, whose edits are now all in store files (still listed until
     /// [`remove`](Self::remove)d).
-    pub(crate) fn mark_flushed(&mut self, region: &[u8], sequence_id: u64) -> Vec<u64> {
+    pub(crate) fn mark_flushed(&mut self, region: &[u8], sequence_id: u64) -> Vec<FileKey> {
         match self.flushed.get_mut(region) {
             Some(f) => *f = (*f).max(sequence_id),
             None => {
@@ -142,47 +160,49 @@ impl Ledger {
         }
         let flushed = &self.flushed;
         flushed_segments(
-            self.segments.iter().map(|(&id, seg)| (id, &seg.regions)),
+            self.segments.iter().map(|(key, seg)| (key, &seg.regions)),
             |r| flushed.get(r).copied(),
         )
     }
 
-    /// Every segment in `dir`, oldest first, then the active one (`active_id`).
+    /// Every closed file, oldest first, then the active one.
     pub(crate) fn list(
         &self,
-        dir: &Path,
         active_id: u64,
+        active_path: &Path,
         active: &ActiveTally,
     ) -> Vec<SegmentInfo> {
         let mut v: Vec<SegmentInfo> = self
             .segments
             .iter()
-            .map(|(&id, m)| SegmentInfo {
-                id,
-                path: segment::segment_path(dir, id),
+            .map(|((id, path), m)| SegmentInfo {
+                id: *id,
+                path: path.clone(),
                 size: m.size,
                 max_sequence_id: m.regions.clone(),
                 active: false,
+                own: m.own,
             })
             .collect();
         v.push(SegmentInfo {
             id: active_id,
-            path: segment::segment_path(dir, active_id),
+            path: active_path.to_path_buf(),
             size: active.size,
             max_sequence_id: active.sorted_regions(),
             active: true,
+            own: true,
         });
         v
     }
 }
 
-/// The segments whose every region has flushed up to the segment's highest sequence id for it:
-/// all their edits are in store files, so they may be deleted. Both WAL backends decide with
+/// The files whose every region has flushed up to the file's highest sequence id for it:
+/// all their edits are in store files, so they may be retired. Both WAL backends decide with
 /// this one rule.
 fn flushed_segments<'a>(
-    segments: impl IntoIterator<Item = (u64, &'a BTreeMap<Vec<u8>, u64>)>,
+    segments: impl IntoIterator<Item = (&'a FileKey, &'a BTreeMap<Vec<u8>, u64>)>,
     flushed: impl Fn(&[u8]) -> Option<u64>,
-) -> Vec<u64> {
+) -> Vec<FileKey> {
     segments
         .into_iter()
         .filter(|(_, regions)| {
@@ -190,7 +210,7 @@ fn flushed_segments<'a>(
                 .iter()
                 .all(|(r, max)| flushed(r).is_some_and(|f| f >= *max))
         })
-        .map(|(id, _)| id)
+        .map(|(key, _)| key.clone())
         .collect()
 }
 
@@ -207,21 +227,35 @@ pub(crate) fn count_replayed(
     report.cells += edit.cells.len() as u64;
 }
 
-/// The id of the segment after `last` (1 for an empty WAL in `dir`).
-pub(crate) fn next_segment_id(dir: &Path, last: Option<u64>) -> Result<u64, WalError> {
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_millis() as u64)
+}
+
+/// The number of the file after the one numbered `last` (HBase's `AbstractFSWAL.getNewPath`):
+/// the time now in milliseconds, or one more than `last` if the clock has not moved past it.
+/// `last_path` names the last file in the error when numbers run out.
+pub(crate) fn next_number(last: Option<u64>, last_path: &Path) -> Result<u64, WalError> {
+    let now = now_ms();
     match last {
-        None => Ok(1),
-        Some(last) => last
-            .checked_add(1)
-            .ok_or_else(|| WalError::SegmentIdsExhausted {
-                path: segment::segment_path(dir, last),
-            }),
+        None => Ok(now.max(1)),
+        Some(last) => {
+            last.checked_add(1)
+                .map(|n| n.max(now))
+                .ok_or_else(|| WalError::SegmentIdsExhausted {
+                    path: last_path.to_path_buf(),
+                })
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const HEADER: u64 = 100;
 
     fn seg(pairs: &[(&str, u64)]) -> BTreeMap<Vec<u8>, u64> {
         pairs
@@ -230,67 +264,76 @@ mod tests {
             .collect()
     }
 
+    fn key(n: u64) -> FileKey {
+        (n, PathBuf::from(format!("/w/h%2C1%2C1.{n}")))
+    }
+
     fn edit(region: &str, sequence_id: u64) -> WalEdit {
         WalEdit {
             region: region.as_bytes().to_vec(),
             sequence_id,
-            write_time_ms: 0,
-            cells: Vec::new(),
+            ..WalEdit::default()
         }
     }
 
     #[test]
-    fn a_segment_is_deletable_only_once_every_region_in_it_has_flushed_past_it() {
+    fn a_file_is_retired_only_once_every_region_in_it_has_flushed_past_it() {
         let (s1, s2, s3) = (seg(&[("a", 10), ("b", 5)]), seg(&[("a", 20)]), seg(&[]));
         let flushed: BTreeMap<Vec<u8>, u64> = seg(&[("a", 15), ("b", 5)]);
-        let got = flushed_segments([(1, &s1), (2, &s2), (3, &s3)], |r| flushed.get(r).copied());
+        let (k1, k2, k3) = (key(1), key(2), key(3));
+        let got = flushed_segments([(&k1, &s1), (&k2, &s2), (&k3, &s3)], |r| {
+            flushed.get(r).copied()
+        });
         // 1: both regions flushed past it; 2: region a only to 15 of 20; 3: no regions at all.
-        assert_eq!(got, vec![1, 3]);
+        assert_eq!(got, vec![key(1), key(3)]);
         let none: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-        assert_eq!(
-            flushed_segments([(1, &s1)], |r| none.get(r).copied()),
-            Vec::<u64>::new()
-        );
+        assert!(flushed_segments([(&k1, &s1)], |r| none.get(r).copied()).is_empty());
     }
 
     #[test]
-    fn the_tally_counts_bytes_edits_and_region_maxima_per_segment() {
-        let mut t = ActiveTally::new();
+    fn the_tally_counts_bytes_edits_and_region_maxima_per_file() {
+        let mut t = ActiveTally::new(HEADER);
         assert_eq!(t.record(100, &edit("a", 7)), 100);
         assert_eq!(t.record(50, &edit("a", 3)), 150);
         assert_eq!(t.record(10, &edit("b", 9)), 160);
         assert_eq!((t.size, t.lsn, t.appends), (HEADER + 160, 160, 3));
         assert_eq!(t.sorted_regions(), seg(&[("a", 7), ("b", 9)]));
-        let closed = t.finish_segment();
+        let closed = t.finish_segment(90);
         assert_eq!(
-            (closed.size, closed.regions),
-            (HEADER + 160, seg(&[("a", 7), ("b", 9)]))
+            (closed.size, closed.regions, closed.own),
+            (HEADER + 160, seg(&[("a", 7), ("b", 9)]), true)
         );
-        // The log position and append count run on across segments; the rest restarts.
-        assert_eq!((t.size, t.lsn, t.appends), (HEADER, 160, 3));
+        // The log position and append count run on across files; the rest restarts.
+        assert_eq!((t.size, t.lsn, t.appends), (90, 160, 3));
         assert!(t.regions.is_empty());
         assert_eq!(t.record(5, &edit("c", 1)), 165);
     }
 
     #[test]
-    fn flush_marks_only_rise_and_free_the_segments_they_cover() {
+    fn flush_marks_only_rise_and_free_the_files_they_cover() {
         let mut l = Ledger::default();
-        let closed = |regions| ClosedSegment { size: 1, regions };
-        l.insert(1, closed(seg(&[("a", 10)])));
-        l.insert(2, closed(seg(&[("a", 20), ("b", 4)])));
-        assert_eq!(l.mark_flushed(b"a", 15), vec![1]);
+        let closed = |regions, own| ClosedSegment {
+            size: 1,
+            regions,
+            own,
+        };
+        l.insert(key(1), closed(seg(&[("a", 10)]), false));
+        l.insert(key(2), closed(seg(&[("a", 20), ("b", 4)]), true));
+        assert_eq!(l.mark_flushed(b"a", 15), vec![key(1)]);
+        assert!(!l.is_own(&key(1)) && l.is_own(&key(2)));
         // A lower mark does not undo a higher one.
-        assert_eq!(l.mark_flushed(b"a", 5), vec![1]);
-        l.remove(1);
-        assert_eq!(l.mark_flushed(b"a", 25), Vec::<u64>::new());
-        assert_eq!(l.mark_flushed(b"b", 4), vec![2]);
-        let listed = l.list(Path::new("/w"), 3, &ActiveTally::new());
+        assert_eq!(l.mark_flushed(b"a", 5), vec![key(1)]);
+        l.remove(&key(1));
+        assert!(l.mark_flushed(b"a", 25).is_empty());
+        assert_eq!(l.mark_flushed(b"b", 4), vec![key(2)]);
+        let listed = l.list(3, Path::new("/w/active"), &ActiveTally::new(HEADER));
         let ids: Vec<(u64, bool)> = listed.iter().map(|s| (s.id, s.active)).collect();
         assert_eq!(ids, [(2, false), (3, true)]);
+        assert_eq!(listed[1].path, Path::new("/w/active"));
     }
 
     #[test]
-    fn replay_counts_edits_cells_and_maxima() {
+    fn replay_counts_edits_cells_and_maxima_and_numbers_follow_the_clock() {
         let mut report = ReplayReport::default();
         let mut regions = BTreeMap::new();
         count_replayed(&mut report, &mut regions, &edit("a", 4));
@@ -298,8 +341,11 @@ mod tests {
         assert_eq!((report.edits, report.cells), (2, 0));
         assert_eq!(report.max_sequence_id, seg(&[("a", 4)]));
         assert_eq!(regions, seg(&[("a", 4)]));
-        assert_eq!(next_segment_id(Path::new("/w"), None).unwrap(), 1);
-        assert_eq!(next_segment_id(Path::new("/w"), Some(7)).unwrap(), 8);
-        assert!(next_segment_id(Path::new("/w"), Some(u64::MAX)).is_err());
+        let p = Path::new("/w");
+        let now = now_ms();
+        assert!(next_number(None, p).unwrap() >= now);
+        assert!(next_number(Some(7), p).unwrap() >= now);
+        assert_eq!(next_number(Some(now + 1000), p).unwrap(), now + 1001);
+        assert!(next_number(Some(u64::MAX), p).is_err());
     }
 }

@@ -1,10 +1,16 @@
-//! A segment file preallocated to its full size and mapped `MAP_SHARED`: appends are copies
-//! into the mapping, with no system call. A store into a shared file mapping is in the page
-//! cache (the file's own pages) the moment it completes, so it survives the death of the
-//! process; `fdatasync` of the file puts it on stable storage.
+//! A WAL file preallocated to its full size and mapped `MAP_SHARED`: appends are copies into
+//! the mapping, with no system call. A store into a shared file mapping is in the page cache
+//! (the file's own pages) the moment it completes, so it survives the death of the process;
+//! `fdatasync` of the file puts it on stable storage.
 //!
-//! This module holds the only `unsafe` of the crate: the copy into the mapping and the call to
-//! `posix_fallocate`. Everything else goes through memmap2's safe `MmapRaw` API.
+//! Every entry is followed by the end marker ([`file::END_MARKER`]) that tells HBase's reader
+//! and cairn's where the entries end. An entry replaces the marker before it: its bytes from
+//! the ninth on are copied first, then the next marker after it, and last its first eight
+//! bytes in one store, so that a process killed at any instruction leaves the file ending in
+//! whole entries and a marker.
+//!
+//! This module holds the only `unsafe` of the crate: the copies into the mapping and the call
+//! to `posix_fallocate`. Everything else goes through memmap2's safe `MmapRaw` API.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -13,20 +19,78 @@ use std::sync::Arc;
 
 use memmap2::{MmapOptions, MmapRaw};
 
-use crate::segment::{self, HEADER_LEN};
+use crate::file::{self, CairnFileInfo, END_MARKER, TRAILER};
 use crate::WalError;
 
-/// A new segment has this much of its start prefaulted before it becomes active.
+/// A new file has this much of its start prefaulted before it becomes active.
 pub(crate) const PREFAULT_FIRST: u64 = 4 << 20;
+/// Bytes past the last entry the writer keeps for the end marker, and the trailer that
+/// replaces it when the file is sealed.
+pub(crate) const TAIL: u64 = END_MARKER.len() as u64;
 
-/// The name a fully flushed segment's file has while it waits to be recycled.
-pub(crate) fn free_path(dir: &Path, old_id: u64) -> PathBuf {
-    dir.join(format!("{}.free", segment::segment_file_name(old_id)))
+/// Where one server's local WAL files go.
+#[derive(Clone, Debug)]
+pub(crate) struct Paths {
+    /// `<root>/WALs/<server>`: the published files.
+    pub(crate) dir: PathBuf,
+    /// `<root>/.cairn-wal/<server>`: the file being prepared, the files kept for reuse.
+    pub(crate) spare: PathBuf,
+    /// `<root>/oldWALs`.
+    pub(crate) archive: PathBuf,
+    /// The server's URL-encoded name: every file name starts with it.
+    pub(crate) prefix: String,
 }
 
-/// The temporary name a segment has until it becomes the active one.
-pub(crate) fn tmp_path(dir: &Path, id: u64) -> PathBuf {
-    dir.join(format!("{}.tmp", segment::segment_file_name(id)))
+impl Paths {
+    pub(crate) fn new(loc: &crate::WalLocation) -> Paths {
+        Paths {
+            dir: loc.dir(),
+            spare: loc.spare_dir(),
+            archive: loc.archive_dir(),
+            prefix: loc.server.file_prefix(),
+        }
+    }
+
+    /// The published file number `id`.
+    pub(crate) fn file(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{}.{id}", self.prefix))
+    }
+
+    /// The name file `id` has while it is prepared, until it becomes the active one.
+    pub(crate) fn tmp(&self, id: u64) -> PathBuf {
+        self.spare.join(format!("{}.{id}.tmp", self.prefix))
+    }
+
+    /// The name a fully flushed file has while it waits to be reused.
+    pub(crate) fn free(&self, old_id: u64) -> PathBuf {
+        self.spare.join(format!("{}.{old_id}.free", self.prefix))
+    }
+
+    /// Whether `name` in the spare directory is one of this server's, and which kind.
+    pub(crate) fn spare_kind(&self, name: &str) -> Option<&'static str> {
+        let rest = name.strip_prefix(&self.prefix)?.strip_prefix('.')?;
+        let (digits, kind) = rest.rsplit_once('.')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        match kind {
+            "tmp" => Some("tmp"),
+            "free" => Some("free"),
+            _ => None,
+        }
+    }
+}
+
+/// The paths of a WAL of `localhost,16020,1` under `root`, directories created, for tests.
+#[cfg(test)]
+pub(crate) fn test_paths(root: &Path) -> Paths {
+    let p = Paths::new(&crate::WalLocation::new(
+        root,
+        crate::ServerName::parse("localhost,16020,1").expect("a server name"),
+    ));
+    fs::create_dir_all(&p.dir).expect("WAL directory");
+    fs::create_dir_all(&p.spare).expect("spare directory");
+    p
 }
 
 /// An error constructor that copies the path only if it is called (i.e. on the error path).
@@ -43,7 +107,7 @@ pub(crate) fn io_err<'a>(
     }
 }
 
-/// One mapped segment file. Not `Clone`: the owner of the `Segment` is the only writer of the
+/// One mapped WAL file. Not `Clone`: the owner of the `Segment` is the only writer of the
 /// mapping (`write_at` takes `&mut self`); others may hold the file (to fdatasync it) or the
 /// mapping (to prefault it), neither of which touches the bytes.
 pub(crate) struct Segment {
@@ -52,17 +116,20 @@ pub(crate) struct Segment {
     map: Arc<MmapRaw>,
     /// Bytes of the mapping that may be written: the file is at least this long.
     capacity: u64,
-    /// For a recycled segment, what its record checksums are XORed with; 0 otherwise.
+    /// For a recycled file, what its entries' checksums are XORed with; 0 otherwise.
     crc_mask: u32,
+    /// Bytes of the header: where the first entry goes.
+    header_len: u64,
 }
 
 impl Segment {
-    /// Creates segment `id` under its temporary name ([`tmp_path`]): writes the header,
-    /// preallocates the file to `capacity` bytes (real blocks, so later stores into the mapping
-    /// cannot fail for lack of space), fdatasyncs it, maps it and prefaults its start. The
-    /// caller renames it into place with [`publish`] when it becomes the active segment.
-    pub(crate) fn prepare(dir: &Path, id: u64, capacity: u64) -> Result<Segment, WalError> {
-        let tmp = tmp_path(dir, id);
+    /// Creates file `id` under its temporary name ([`Paths::tmp`]): writes the header and the
+    /// end marker after it, preallocates the file to `capacity` bytes (real blocks, so later
+    /// stores into the mapping cannot fail for lack of space), fdatasyncs it, maps it and
+    /// prefaults its start. The caller renames it into place with [`publish`] when it
+    /// becomes the active file.
+    pub(crate) fn prepare(paths: &Paths, id: u64, capacity: u64) -> Result<Segment, WalError> {
+        let tmp = paths.tmp(id);
         // A file left by a failure (a disk too full to preallocate it) would hold on to the
         // space it got; removed, it gives it back for the next try.
         Segment::prepare_at(&tmp, id, capacity).inspect_err(|_| {
@@ -71,7 +138,11 @@ impl Segment {
     }
 
     fn prepare_at(tmp: &Path, id: u64, capacity: u64) -> Result<Segment, WalError> {
-        let capacity = capacity.max(HEADER_LEN as u64);
+        let header = file::encode_header(CairnFileInfo {
+            number: id,
+            recycled: false,
+        });
+        let capacity = capacity.max(header.len() as u64 + TAIL);
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -79,33 +150,39 @@ impl Segment {
             .truncate(true)
             .open(tmp)
             .map_err(io_err("create", tmp, 0))?;
-        file.write_all(&segment::encode_header(id))
+        file.write_all(&header)
+            .and_then(|()| file.write_all(&END_MARKER))
             .map_err(io_err("write header of", tmp, 0))?;
         preallocate(&file, capacity).map_err(io_err("preallocate", tmp, 0))?;
         file.sync_all().map_err(io_err("fsync", tmp, 0))?;
-        let seg =
-            Segment::map_file(id, Arc::new(file), capacity, 0).map_err(io_err("map", tmp, 0))?;
+        let seg = Segment::map_file(id, Arc::new(file), capacity, 0, header.len() as u64)
+            .map_err(io_err("map", tmp, 0))?;
         seg.populate(0, PREFAULT_FIRST);
         Ok(seg)
     }
 
-    /// [`Segment::prepare`] in the file of a fully flushed older segment, waiting at `free`
-    /// ([`free_path`]): its pages are likely still in the page cache, so writing them needs no
-    /// fresh memory. The file is renamed to the temporary name and that rename made durable
-    /// before anything in it changes, so no crash leaves new bytes under the old segment's
-    /// name. The header is rewritten as a recycled one; the old records stay behind it.
+    /// [`Segment::prepare`] in the file of a fully flushed older WAL file, waiting at `free`
+    /// ([`Paths::free`]): its pages are likely still in the page cache, so writing them needs
+    /// no fresh memory. The file is renamed to the temporary name and that rename made
+    /// durable before anything in it changes, so no crash leaves new bytes under the old
+    /// file's name. The header is rewritten as a recycled one, with the end marker after it;
+    /// the old entries stay behind it.
     pub(crate) fn prepare_recycled(
-        dir: &Path,
+        paths: &Paths,
         id: u64,
         capacity: u64,
         free: &Path,
     ) -> Result<Segment, WalError> {
-        let tmp = tmp_path(dir, id);
-        let capacity = capacity.max(HEADER_LEN as u64);
+        let tmp = paths.tmp(id);
+        let header = file::encode_header(CairnFileInfo {
+            number: id,
+            recycled: true,
+        });
+        let capacity = capacity.max(header.len() as u64 + TAIL);
         fs::rename(free, &tmp).map_err(io_err("rename for recycling", free, 0))?;
-        File::open(dir)
+        File::open(&paths.spare)
             .and_then(|d| d.sync_all())
-            .map_err(io_err("fsync directory", dir, 0))?;
+            .map_err(io_err("fsync directory", &paths.spare, 0))?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -113,26 +190,34 @@ impl Segment {
             .map_err(io_err("open", &tmp, 0))?;
         {
             use std::os::unix::fs::FileExt;
-            file.write_all_at(&segment::encode_recycled_header(id), 0)
+            let mut head = header.clone();
+            head.extend_from_slice(&END_MARKER);
+            file.write_all_at(&head, 0)
                 .map_err(io_err("write header of", &tmp, 0))?;
         }
-        // A segment that grew for a huge record goes back to the usual size.
+        // A file that grew for a huge entry goes back to the usual size.
         if file.metadata().map_err(io_err("stat", &tmp, 0))?.len() > capacity {
             file.set_len(capacity)
                 .map_err(io_err("truncate", &tmp, capacity))?;
         }
         preallocate(&file, capacity).map_err(io_err("preallocate", &tmp, 0))?;
         file.sync_all().map_err(io_err("fsync", &tmp, 0))?;
-        let mask = segment::record_crc_mask(id);
-        let seg = Segment::map_file(id, Arc::new(file), capacity, mask)
+        let mask = file::crc_mask(id);
+        let seg = Segment::map_file(id, Arc::new(file), capacity, mask, header.len() as u64)
             .map_err(io_err("map", &tmp, 0))?;
         seg.populate(0, PREFAULT_FIRST);
         Ok(seg)
     }
 
-    fn map_file(id: u64, file: Arc<File>, capacity: u64, crc_mask: u32) -> io::Result<Segment> {
+    fn map_file(
+        id: u64,
+        file: Arc<File>,
+        capacity: u64,
+        crc_mask: u32,
+        header_len: u64,
+    ) -> io::Result<Segment> {
         let len = usize::try_from(capacity)
-            .map_err(|_| io::Error::other("segment larger than the address space"))?;
+            .map_err(|_| io::Error::other("file larger than the address space"))?;
         let map = MmapOptions::new().len(len).map_raw(&*file)?;
         Ok(Segment {
             id,
@@ -140,37 +225,74 @@ impl Segment {
             map: Arc::new(map),
             capacity,
             crc_mask,
+            header_len,
         })
     }
 
-    /// The same file preallocated to `capacity` bytes and mapped anew (for a record larger
-    /// than a whole segment). What was written stays.
+    /// The same file preallocated to `capacity` bytes and mapped anew (for an entry larger
+    /// than a whole file). What was written stays.
     pub(crate) fn grow(&self, capacity: u64) -> io::Result<Segment> {
         preallocate(&self.file, capacity)?;
-        Segment::map_file(self.id, Arc::clone(&self.file), capacity, self.crc_mask)
+        Segment::map_file(
+            self.id,
+            Arc::clone(&self.file),
+            capacity,
+            self.crc_mask,
+            self.header_len,
+        )
     }
 
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
-    /// Copies an encoded record (its checksum not yet masked) into the mapping at `offset`.
-    /// In a recycled segment the checksum is masked first, and the frame after the record is
-    /// zeroed before the record is written: whatever moment a crash stops this, replay finds
-    /// either the record whole or a torn record or a zero frame at `offset`, never an old
-    /// segment's bytes.
+    /// Bytes of the header: where the first entry goes.
+    pub(crate) fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// Copies an encoded entry (its checksum, at `crc_at`, not yet masked) into the mapping at
+    /// `offset`, where the end marker is, and puts the marker after it. In a recycled file the
+    /// checksum is masked first. The entry's bytes from the ninth on go first, then the
+    /// marker after the entry, and last the entry's first eight bytes, in one store: whatever
+    /// moment a crash of the process stops this, the file holds either the old marker at
+    /// `offset` or the whole entry and the marker after it.
     ///
     /// # Panics
-    /// If the record does not fit inside the capacity (the caller checks first).
-    pub(crate) fn write_record(&mut self, offset: u64, record: &mut [u8]) {
+    /// If the entry and the marker after it do not fit inside the capacity (the caller
+    /// checks first), or the entry is shorter than eight bytes (none is: a `WALKey` alone
+    /// takes more).
+    pub(crate) fn write_entry(&mut self, offset: u64, entry: &mut [u8], crc_at: usize) {
+        assert!(entry.len() >= 8, "an entry of {} bytes", entry.len());
         if self.crc_mask != 0 {
-            segment::mask_record_crc(record, self.crc_mask);
-            let end = offset + record.len() as u64;
-            if end + segment::FRAME_LEN as u64 <= self.capacity {
-                self.write_at(end, &[0; segment::FRAME_LEN]);
-            }
+            crate::entry::mask_crc(entry, crc_at, self.crc_mask);
         }
-        self.write_at(offset, record);
+        let end = offset + entry.len() as u64;
+        self.write_at(offset + 8, &entry[8..]);
+        self.write_at(end, &END_MARKER);
+        let first = u64::from_ne_bytes(entry[..8].try_into().expect("eight bytes"));
+        self.store_u64(offset, first);
+    }
+
+    /// Stores eight bytes at `offset` with one store instruction, after every earlier write
+    /// to the mapping: a process killed around it leaves either all eight or none.
+    fn store_u64(&mut self, offset: u64, value: u64) {
+        let end = offset.checked_add(8);
+        assert!(
+            end.is_some_and(|end| end <= self.capacity),
+            "store at {offset} past the file capacity {}",
+            self.capacity
+        );
+        // Keeps the compiler from moving the earlier copies after this store; the CPU keeps
+        // stores in order (x86-64's TSO; a killed process loses no retired store on any CPU).
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: `[offset, offset + 8)` lies inside the mapping (checked above; see
+        // `write_at` for why every page of it is backed by the file and why this is the only
+        // writer). `write_unaligned` has no alignment requirement, and a u64 store is one
+        // instruction on the 64-bit targets cairn builds for.
+        unsafe {
+            (self.map.as_mut_ptr().add(offset as usize) as *mut u64).write_unaligned(value);
+        }
     }
 
     pub(crate) fn capacity(&self) -> u64 {
@@ -208,10 +330,11 @@ impl Segment {
         // `capacity` bytes long (checked above; `capacity` never exceeds the mapped length).
         // Every page of it is backed by the file: the file was extended to at least `capacity`
         // before it was mapped, and nothing shrinks it while this `Segment` can write: the only
-        // truncation is `seal`, which first lowers `capacity` to the truncated length. No other
-        // cairn process truncates it either: the WAL holds an exclusive lock on its directory
-        // for as long as it is open (replay, which truncates zero tails, runs under that lock),
-        // and nothing else in cairn touches segment files. No data race: writing needs
+        // truncation is `seal`, which first lowers `capacity` to 0. No other cairn process
+        // truncates it either: the WAL holds an exclusive lock on its directory for as long
+        // as it is open (replay, which seals files a crash left open, runs under that lock,
+        // and leaves directories other processes hold alone), and nothing else in cairn
+        // touches WAL files. No data race: writing needs
         // `&mut self` and `Segment` is not `Clone`, so this is the only writer; other holders
         // of the mapping only call madvise on it, which does not access the bytes from Rust.
         // `bytes` is a Rust slice, so it cannot overlap the mapping's unaliased destination.
@@ -224,8 +347,9 @@ impl Segment {
         }
     }
 
-    /// Truncates the file to the `len` bytes written (a sealed segment holds no zero tail) and
-    /// fdatasyncs it. The segment can no longer be written past `len`.
+    /// Writes HBase's trailer over the end marker at `len` (the bytes written), truncates the
+    /// file after it (a sealed file holds no unused tail) and fdatasyncs it: the file is
+    /// closed as HBase closes its WALs. The file can no longer be written.
     ///
     /// The written pages are unmapped first. Writing back a page that is still mapped makes
     /// the kernel write-protect it in the page table and flush that entry from every CPU the
@@ -233,9 +357,17 @@ impl Segment {
     /// ~15% of all CPU of a one-writer put benchmark, and it stalled the writer on the other
     /// core. Unmapped first, the whole range leaves the TLBs in one batched flush.
     pub(crate) fn seal(&mut self, len: u64) -> io::Result<()> {
-        self.capacity = self.capacity.min(len);
+        if len + TAIL <= self.capacity {
+            self.write_at(len, &TRAILER);
+        } else {
+            // Only a file whose mapping is already cut (a seal that failed after truncating)
+            // gets here: write the trailer through the file instead.
+            use std::os::unix::fs::FileExt;
+            self.file.write_all_at(&TRAILER, len)?;
+        }
+        self.capacity = 0;
         self.unmap_pages();
-        self.file.set_len(len)?;
+        self.file.set_len(len + TAIL)?;
         self.file.sync_data()
     }
 
@@ -263,14 +395,25 @@ impl Segment {
     }
 }
 
-/// Renames segment `id` from its temporary name into place (without syncing the directory).
-pub(crate) fn publish(dir: &Path, id: u64) -> Result<(), WalError> {
-    let tmp = tmp_path(dir, id);
-    std::fs::rename(&tmp, segment::segment_path(dir, id)).map_err(io_err(
-        "rename to segment",
-        &tmp,
-        0,
-    ))
+/// Renames file `id` from its temporary name into the WAL directory (without syncing the
+/// directory).
+pub(crate) fn publish(paths: &Paths, id: u64) -> Result<(), WalError> {
+    let tmp = paths.tmp(id);
+    std::fs::rename(&tmp, paths.file(id)).map_err(io_err("rename into the WAL directory", &tmp, 0))
+}
+
+/// Seals a file replay found unsealed (its writer died): HBase's trailer at `end`, the file
+/// cut after it, fdatasync'ed.
+pub(crate) fn seal_file(path: &Path, end: u64) -> Result<(), WalError> {
+    use std::os::unix::fs::FileExt;
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_err("open", path, 0))?;
+    file.write_all_at(&TRAILER, end)
+        .and_then(|()| file.set_len(end + TAIL))
+        .and_then(|()| file.sync_data())
+        .map_err(io_err("seal (trailer, truncate, fdatasync)", path, end))
 }
 
 /// Prefaults `[offset, offset + len)` of a mapping of `capacity` usable bytes for writing,
@@ -319,48 +462,130 @@ fn preallocate(file: &File, len: u64) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file::scan_file;
+    use crate::WalEdit;
+
+    fn entry(seq: u64) -> (Vec<u8>, usize) {
+        let e = WalEdit::new(
+            b"region".to_vec(),
+            b"t".to_vec(),
+            seq,
+            1,
+            vec![cairn_cell::KeyValue::put(b"row", b"f", b"q", 1, b"v").unwrap()],
+        );
+        let mut out = Vec::new();
+        let enc = crate::entry::encode_entry(&e, &mut out).unwrap();
+        (out, enc.crc_at)
+    }
+
+    fn seqs(path: &Path) -> (Vec<u64>, crate::file::FileScan) {
+        let mut v = Vec::new();
+        let scan = scan_file(path, |_, e| {
+            v.push(e.sequence_id);
+            Ok(())
+        })
+        .unwrap();
+        (v, scan)
+    }
 
     #[test]
     fn prepare_write_grow_seal_publish() {
         let dir = tempfile::tempdir().unwrap();
-        let mut seg = Segment::prepare(dir.path(), 5, 8192).unwrap();
-        let tmp = tmp_path(dir.path(), 5);
+        let paths = test_paths(dir.path());
+        let mut seg = Segment::prepare(&paths, 5, 8192).unwrap();
+        let tmp = paths.tmp(5);
         assert_eq!(std::fs::metadata(&tmp).unwrap().len(), 8192);
         assert_eq!(seg.capacity(), 8192);
-        seg.write_at(HEADER_LEN as u64, b"hello");
-        // In the page cache at once: a plain read of the file sees it.
-        let bytes = std::fs::read(&tmp).unwrap();
-        assert_eq!(segment::decode_header(&bytes), Ok(5));
-        assert_eq!(&bytes[HEADER_LEN..HEADER_LEN + 5], b"hello");
-        assert!(bytes[HEADER_LEN + 5..].iter().all(|&b| b == 0));
+        // Readable at once, and at every step: header and marker, then entries and marker.
+        let (v, scan) = seqs(&tmp);
+        assert!(v.is_empty() && scan.marker && scan.dropped.is_none());
+        let mut at = seg.header_len();
+        for s in 1..=2 {
+            let (mut e, crc_at) = entry(s);
+            seg.write_entry(at, &mut e, crc_at);
+            at += e.len() as u64;
+            let (v, scan) = seqs(&tmp);
+            assert_eq!(v, (1..=s).collect::<Vec<_>>());
+            assert!(scan.marker && scan.dropped.is_none(), "{scan:?}");
+        }
 
         let mut seg = seg.grow(20_000).unwrap();
         assert_eq!(seg.capacity(), 20_000);
-        seg.write_at(19_995, b"world");
         seg.populate(0, u64::MAX);
-        publish(dir.path(), 5).unwrap();
-        let path = segment::segment_path(dir.path(), 5);
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.len(), 20_000);
-        assert_eq!(&bytes[HEADER_LEN..HEADER_LEN + 5], b"hello");
-        assert_eq!(&bytes[19_995..], b"world");
+        publish(&paths, 5).unwrap();
+        let path = paths.file(5);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 20_000);
+        assert_eq!(seqs(&path).0, [1, 2]);
 
-        seg.seal(HEADER_LEN as u64 + 5).unwrap();
-        assert_eq!(seg.capacity(), HEADER_LEN as u64 + 5);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), seg.capacity());
-        // Unmapping the pages before writing them back lost none of the mapped stores.
-        let sealed = std::fs::read(&path).unwrap();
-        assert_eq!(segment::decode_header(&sealed), Ok(5));
-        assert_eq!(&sealed[HEADER_LEN..], b"hello");
+        seg.seal(at).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), at + TAIL);
+        // Unmapping the pages before writing them back lost none of the mapped stores, and
+        // the trailer closes the file.
+        let (v, scan) = seqs(&path);
+        assert_eq!(v, [1, 2]);
+        assert!(scan.trailer && scan.dropped.is_none());
         // Prefaulting a range the truncation removed is harmless.
         populate(seg.map(), 20_000, 0, 20_000);
+    }
+
+    #[test]
+    fn a_recycled_file_reads_only_its_own_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = test_paths(dir.path());
+        let mut old = Segment::prepare(&paths, 1, 8192).unwrap();
+        let mut at = old.header_len();
+        for s in 1..=5 {
+            let (mut e, crc_at) = entry(s);
+            old.write_entry(at, &mut e, crc_at);
+            at += e.len() as u64;
+        }
+        publish(&paths, 1).unwrap();
+        old.seal(at).unwrap();
+        std::fs::rename(paths.file(1), paths.free(1)).unwrap();
+        let mut seg = Segment::prepare_recycled(&paths, 2, 8192, &paths.free(1)).unwrap();
+        assert!(!paths.free(1).exists());
+        let (v, scan) = seqs(&paths.tmp(2));
+        assert!(v.is_empty() && scan.marker, "{scan:?}");
+        let (mut e, crc_at) = entry(9);
+        let h = seg.header_len();
+        seg.write_entry(h, &mut e, crc_at);
+        let (v, scan) = seqs(&paths.tmp(2));
+        assert_eq!(v, [9]);
+        assert!(scan.header.unwrap().cairn.unwrap().recycled);
+    }
+
+    #[test]
+    fn seal_file_closes_what_a_crash_left_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = test_paths(dir.path());
+        let mut seg = Segment::prepare(&paths, 3, 8192).unwrap();
+        let (mut e, crc_at) = entry(1);
+        let h = seg.header_len();
+        seg.write_entry(h, &mut e, crc_at);
+        drop(seg);
+        seal_file(&paths.tmp(3), h + e.len() as u64).unwrap();
+        let (v, scan) = seqs(&paths.tmp(3));
+        assert_eq!(v, [1]);
+        assert!(scan.trailer);
+        assert_eq!(scan.len, h + e.len() as u64 + TAIL);
+        assert_eq!(
+            paths.spare_kind(&format!("{}.3.tmp", paths.prefix)),
+            Some("tmp")
+        );
+        assert_eq!(
+            paths.spare_kind(&format!("{}.3.free", paths.prefix)),
+            Some("free")
+        );
+        assert_eq!(paths.spare_kind("other%2C1%2C1.3.free"), None);
+        assert_eq!(paths.spare_kind(&format!("{}.x.free", paths.prefix)), None);
     }
 
     #[test]
     #[should_panic(expected = "past the segment capacity")]
     fn write_past_capacity_panics_instead_of_faulting() {
         let dir = tempfile::tempdir().unwrap();
-        let mut seg = Segment::prepare(dir.path(), 1, 4096).unwrap();
+        let paths = test_paths(dir.path());
+        let mut seg = Segment::prepare(&paths, 1, 4096).unwrap();
         seg.seal(100).unwrap();
         seg.write_at(98, b"abc");
     }

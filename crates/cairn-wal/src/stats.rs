@@ -31,7 +31,8 @@ pub struct WalStats {
     pub fsync_time: Duration,
     /// Segments rolled.
     pub rolls: u64,
-    /// Segments deleted by [`Wal::mark_flushed`](crate::Wal::mark_flushed) (recycled ones not counted).
+    /// Files archived to `oldWALs/` by [`Wal::mark_flushed`](crate::Wal::mark_flushed) (kept ones not
+    /// counted).
     pub segments_deleted: u64,
     /// Segments whose file was kept by [`Wal::mark_flushed`](crate::Wal::mark_flushed) for reuse
     /// ([`WalOptions::recycled_segments`](crate::WalOptions::recycled_segments)).

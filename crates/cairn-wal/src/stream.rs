@@ -1,22 +1,25 @@
-//! The WAL on a distributed filesystem (HDFS): the same segment format and the same record
-//! frames as the local WAL, written as a stream through [`cairn_fs::FsOutput`] instead of a
-//! memory mapping (HBase's `FSHLog` over `hflush` / `hsync`).
+//! The WAL on a distributed filesystem (HDFS): the same files as the local WAL, HBase's
+//! format and layout, written as a stream through [`cairn_fs::FsOutput`] instead of a memory
+//! mapping (HBase's `FSHLog` over `hflush` / `hsync`). There is no end marker: the file ends
+//! where the writer stopped, as HBase's do, and a roll or close appends the trailer.
 //!
 //! Appends encode their record into the active segment's buffer under one lock and get a log
 //! position (bytes appended since open). `SYNC_WAL` and `FSYNC_WAL` then wait for a group
 //! commit covering that position: the first waiter to find none running takes the buffer,
 //! writes it and syncs the stream (`hsync`: hdfs-native has no `hflush`, so `SYNC_WAL` gets the
-//! stronger call), and everyone whose record was in the buffer returns with it. `ASYNC_WAL`
+//! stronger call), and everyone whose entry was in the buffer returns with it. `ASYNC_WAL`
 //! returns at once; a background thread commits every [`WalOptions::async_sync_interval`], as
-//! HBase's `optionallogflushinterval`. A roll commits everything, closes the segment and
-//! starts the next. At open, every segment's lease is recovered (its last writer may have
+//! HBase's `optionallogflushinterval`, and rolls a file older than
+//! [`WalOptions::roll_period`]. A roll commits everything, writes the trailer, closes the file
+//! and starts the next. At open, every file's lease is recovered (its last writer may have
 //! died holding it) before it is read, so replay sees every synced byte.
 //!
 //! Lock order: `out` (the stream and the commit position), then `active` (the buffer), then
-//! `closed`. The directory is not locked: HDFS has no `flock`, and two servers writing one WAL
-//! directory is a deployment error this version does not detect.
+//! `closed`. Directories are not locked: HDFS has no `flock`, so every other server's WAL
+//! directory under the root is taken as a dead one (as HBase's master does for a server that
+//! is not registered), and two servers writing one WAL directory is a deployment error this
+//! version does not detect.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
@@ -27,10 +30,14 @@ use std::time::{Duration, Instant};
 use cairn_fs::{FileSystem, FsOutput};
 use parking_lot::{Condvar, Mutex};
 
-use crate::ledger::{count_replayed, next_segment_id, ActiveTally, ClosedSegment, Ledger};
-use crate::segment;
+use crate::archive;
+use crate::file::{self, CairnFileInfo, TRAILER};
+use crate::ledger::{next_number, now_ms, ActiveTally, Ledger};
+use crate::replay;
 use crate::stats::Counters;
-use crate::{Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalOptions, WalStats};
+use crate::{
+    Durability, ReplayReport, SegmentInfo, WalEdit, WalError, WalLocation, WalOptions, WalStats,
+};
 
 /// How long opening waits for HDFS to recover the lease of a segment a dead writer held.
 const LEASE_WAIT: Duration = Duration::from_secs(120);
@@ -43,7 +50,12 @@ pub(crate) struct StreamWal {
 
 struct Shared {
     fs: Arc<dyn FileSystem>,
+    /// `<root>/WALs/<server>`.
     dir: PathBuf,
+    /// `<root>/oldWALs`.
+    archive: PathBuf,
+    /// The server's URL-encoded name: every file name starts with it.
+    prefix: String,
     options: WalOptions,
     out: Mutex<Out>,
     active: Mutex<Active>,
@@ -68,6 +80,8 @@ struct Out {
 
 struct Active {
     id: u64,
+    /// When the file was started: it is rolled once older than the roll period.
+    since: Instant,
     /// Records not yet handed to the stream.
     buf: Vec<u8>,
     /// Bytes of the segment (header included, buffered records too), the log position after
@@ -92,56 +106,42 @@ fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> WalEr
 impl StreamWal {
     pub(crate) fn open(
         fs: Arc<dyn FileSystem>,
-        dir: &Path,
+        loc: &WalLocation,
         options: WalOptions,
         mut visit: impl FnMut(WalEdit) -> Result<(), WalError>,
     ) -> Result<(StreamWal, ReplayReport), WalError> {
-        fs.mkdirs_durable(dir)
-            .map_err(io_err("create directory", dir))?;
-        let mut ids = Vec::new();
-        for entry in fs.list(dir).map_err(io_err("list", dir))? {
-            let Some(name) = entry.path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            if let Some(id) = segment::parse_segment_file_name(name) {
-                ids.push(id);
-            }
-        }
-        ids.sort_unstable();
+        let dir = loc.dir();
+        fs.mkdirs_durable(&dir)
+            .map_err(io_err("create directory", &dir))?;
         let mut report = ReplayReport::default();
+        let replayed = replay::replay(
+            &*fs,
+            loc,
+            |_| Ok(Some(())),
+            |path| recover_lease(&*fs, path),
+            &mut report,
+            &mut visit,
+        )?;
         let mut closed = Ledger::default();
-        for &id in &ids {
-            let path = segment::segment_path(dir, id);
-            recover_lease(&*fs, &path)?;
-            let bytes = fs.read(&path).map_err(io_err("read", &path))?;
-            let mut regions = BTreeMap::new();
-            let scan = segment::scan_segment_from(
-                &path,
-                bytes.len() as u64,
-                &bytes[..],
-                Some(id),
-                |_, edit| {
-                    count_replayed(&mut report, &mut regions, &edit);
-                    visit(edit)
-                },
-            )?;
-            report.segments += 1;
-            if let Some(d) = scan.dropped {
-                report.dropped.push(d);
+        let mut last: Option<(u64, PathBuf)> = None;
+        for a in replayed.own {
+            if last.as_ref().is_none_or(|(n, _)| a.key.0 > *n) {
+                last = Some(a.key.clone());
             }
-            closed.insert(
-                id,
-                ClosedSegment {
-                    size: scan.len,
-                    regions,
-                },
-            );
+            closed.insert(a.key, a.segment);
         }
-        let id = next_segment_id(dir, ids.last().copied())?;
-        let stream = create_segment(&*fs, dir, id)?;
+        for a in replayed.foreign {
+            closed.insert(a.key, a.segment);
+        }
+        let prefix = loc.server.file_prefix();
+        let last_path = last.as_ref().map(|(_, p)| p.clone()).unwrap_or_default();
+        let id = next_number(last.map(|(n, _)| n), &last_path)?;
+        let (stream, header) = create_segment(&*fs, &dir, &prefix, id)?;
         let shared = Arc::new(Shared {
             fs,
-            dir: dir.to_path_buf(),
+            dir,
+            archive: loc.archive_dir(),
+            prefix,
             options,
             out: Mutex::new(Out {
                 stream: Some(stream),
@@ -151,8 +151,9 @@ impl StreamWal {
             }),
             active: Mutex::new(Active {
                 id,
+                since: Instant::now(),
                 buf: Vec::new(),
-                tally: ActiveTally::new(),
+                tally: ActiveTally::new(header),
                 fresh: false,
                 epoch: 0,
             }),
@@ -166,7 +167,7 @@ impl StreamWal {
         let background = std::thread::Builder::new()
             .name("cairn-wal-sync".into())
             .spawn(move || bg.run_background())
-            .map_err(io_err("start the WAL's sync thread for", dir))?;
+            .map_err(io_err("start the WAL's sync thread for", &shared.dir))?;
         Ok((
             StreamWal {
                 shared,
@@ -185,7 +186,7 @@ impl StreamWal {
         }
         s.check()?;
         let mut record = Vec::new();
-        segment::encode_record(edit, &mut record)?;
+        crate::entry::encode_entry(edit, &mut record)?;
         let (lsn, epoch, roll) = {
             let mut a = s.active.lock();
             a.buf.extend_from_slice(&record);
@@ -233,21 +234,18 @@ impl StreamWal {
             let mut a = s.active.lock();
             if !a.fresh {
                 let old = a.id;
-                let next = old
-                    .checked_add(1)
-                    .ok_or_else(|| WalError::SegmentIdsExhausted {
-                        path: segment::segment_path(&s.dir, old),
-                    })?;
-                let stream = create_segment(&*s.fs, &s.dir, next)?;
+                let next = next_number(Some(old), &s.file(old))?;
+                let (stream, header) = create_segment(&*s.fs, &s.dir, &s.prefix, next)?;
                 if let Some(failed) = out.stream.replace(stream) {
                     let _ = failed.close();
                 }
                 a.buf.clear();
-                let closed = a.tally.finish_segment();
+                let closed = a.tally.finish_segment(header);
                 a.id = next;
+                a.since = Instant::now();
                 a.fresh = true;
                 a.epoch += 1;
-                s.closed.lock().insert(old, closed);
+                s.closed.lock().insert((old, s.file(old)), closed);
                 out.synced = a.tally.lsn;
                 out.synced_appends = a.tally.appends;
                 out.epoch = a.epoch;
@@ -267,24 +265,34 @@ impl StreamWal {
     pub(crate) fn mark_flushed(&self, region: &[u8], sequence_id: u64) -> Result<usize, WalError> {
         let s = &self.shared;
         let mut c = s.closed.lock();
-        let deletable = c.mark_flushed(region, sequence_id);
-        for &id in &deletable {
-            let path = segment::segment_path(&s.dir, id);
-            s.fs.delete(&path)
-                .map_err(io_err("delete segment", &path))?;
-            c.remove(id);
+        let retirable = c.mark_flushed(region, sequence_id);
+        let mut archived_own = false;
+        for key in &retirable {
+            archive::archive_file(&*s.fs, &key.1, &s.archive, &s.dir)?;
+            archived_own |= c.is_own(key);
+            c.remove(key);
         }
+        drop(c);
         s.stats
             .segments_deleted
-            .fetch_add(deletable.len() as u64, Relaxed);
-        Ok(deletable.len())
+            .fetch_add(retirable.len() as u64, Relaxed);
+        if archived_own {
+            archive::clean_archive(
+                &*s.fs,
+                &s.archive,
+                &s.prefix,
+                s.options.archive_ttl,
+                now_ms(),
+            )?;
+        }
+        Ok(retirable.len())
     }
 
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
         let s = &self.shared;
         let a = s.active.lock();
         let c = s.closed.lock();
-        c.list(&s.dir, a.id, &a.tally)
+        c.list(a.id, &s.file(a.id), &a.tally)
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -320,10 +328,14 @@ impl StreamWal {
         let (lsn, epoch) = s.position();
         s.sync_to(lsn, epoch)?;
         let mut out = s.out.lock();
-        if let Some(stream) = out.stream.take() {
+        if let Some(mut stream) = out.stream.take() {
             let id = s.active.lock().id;
-            let path = segment::segment_path(&s.dir, id);
-            stream.close().map_err(io_err("close", &path))?;
+            let path = s.file(id);
+            stream
+                .write_all(&TRAILER)
+                .and_then(|()| stream.hsync())
+                .and_then(|()| stream.close())
+                .map_err(io_err("close (trailer, hsync)", &path))?;
         }
         Ok(())
     }
@@ -335,19 +347,40 @@ impl Drop for StreamWal {
     }
 }
 
-fn create_segment(fs: &dyn FileSystem, dir: &Path, id: u64) -> Result<Box<dyn FsOutput>, WalError> {
-    let path = segment::segment_path(dir, id);
+/// Creates file `id` in `dir` and writes its header; returns the stream and the header's
+/// length.
+fn create_segment(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    prefix: &str,
+    id: u64,
+) -> Result<(Box<dyn FsOutput>, u64), WalError> {
+    let path = dir.join(format!("{prefix}.{id}"));
     let mut stream = fs.create(&path).map_err(io_err("create", &path))?;
-    stream
-        .write_all(&segment::encode_header(id))
-        .map_err(io_err("write header of", &path))?;
-    stream.hsync().map_err(io_err("hsync", &path))?;
-    // The segment's name is durable before an edit in it is acknowledged: on a filesystem
-    // whose directory entries need a sync of their own (HDFS's do not: a no-op there), a
-    // crash could otherwise lose a whole segment of synced edits.
-    fs.sync_dir(dir)
-        .map_err(io_err("sync the directory of", &path))?;
-    Ok(stream)
+    let header = file::encode_header(CairnFileInfo {
+        number: id,
+        recycled: false,
+    });
+    let written = stream
+        .write_all(&header)
+        .map_err(io_err("write header of", &path))
+        .and_then(|()| stream.hsync().map_err(io_err("hsync", &path)))
+        // The file's name is durable before an edit in it is acknowledged: on a filesystem
+        // whose directory entries need a sync of their own (HDFS's do not: a no-op there), a
+        // crash could otherwise lose a whole file of synced edits.
+        .and_then(|()| {
+            fs.sync_dir(dir)
+                .map_err(io_err("sync the directory of", &path))
+        });
+    if let Err(e) = written {
+        // It never held an edit: gone, it leaves no half-written header to read (the next
+        // try makes a file of another number). If the filesystem refuses even that, replay
+        // takes a header lost to a crash as an empty file.
+        let _ = stream.close();
+        let _ = fs.delete(&path);
+        return Err(e);
+    }
+    Ok((stream, header.len() as u64))
 }
 
 fn recover_lease(fs: &dyn FileSystem, path: &Path) -> Result<(), WalError> {
@@ -377,6 +410,11 @@ fn recover_lease(fs: &dyn FileSystem, path: &Path) -> Result<(), WalError> {
 }
 
 impl Shared {
+    /// The path of file `id`.
+    fn file(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{}.{id}", self.prefix))
+    }
+
     fn check(&self) -> Result<(), WalError> {
         match &*self.broken.lock() {
             Some(reason) => Err(WalError::Broken {
@@ -421,7 +459,7 @@ impl Shared {
                 a.id,
             )
         };
-        let path = segment::segment_path(&self.dir, id);
+        let path = self.file(id);
         let started = Instant::now();
         let result = (|| {
             let stream = out.stream.as_mut().ok_or_else(|| WalError::Broken {
@@ -441,8 +479,8 @@ impl Shared {
         Ok(())
     }
 
-    /// Commits the active segment, closes it and starts the next. `force`: even if it is not
-    /// full (an explicit roll).
+    /// Commits the active file, writes its trailer, closes it and starts the next. `force`:
+    /// even if it is not full (an explicit roll, or one by age).
     fn roll(&self, force: bool) -> Result<(), WalError> {
         let mut out = self.out.lock();
         self.check()?;
@@ -451,11 +489,9 @@ impl Shared {
             return Ok(()); // another appender rolled first
         }
         let old = a.id;
-        let path = segment::segment_path(&self.dir, old);
+        let path = self.file(old);
         let result = (|| {
-            let next = old
-                .checked_add(1)
-                .ok_or_else(|| WalError::SegmentIdsExhausted { path: path.clone() })?;
+            let next = next_number(Some(old), &path)?;
             let mut stream = out.stream.take().ok_or_else(|| WalError::Broken {
                 reason: "the WAL is closed".into(),
             })?;
@@ -463,23 +499,28 @@ impl Shared {
                 .write_all(&std::mem::take(&mut a.buf))
                 .map_err(io_err("append to", &path))?;
             stream.hsync().map_err(io_err("hsync", &path))?;
-            stream.close().map_err(io_err("close", &path))?;
             out.synced = a.tally.lsn;
             out.synced_appends = a.tally.appends;
-            out.stream = Some(create_segment(&*self.fs, &self.dir, next)?);
-            Ok(next)
+            stream
+                .write_all(&TRAILER)
+                .and_then(|()| stream.close())
+                .map_err(io_err("close (trailer)", &path))?;
+            let (stream, header) = create_segment(&*self.fs, &self.dir, &self.prefix, next)?;
+            out.stream = Some(stream);
+            Ok((next, header))
         })();
-        let next = match result {
+        let (next, header) = match result {
             Ok(next) => next,
             Err(e) => {
                 self.fail(&e);
                 return Err(e);
             }
         };
-        let closed = a.tally.finish_segment();
+        let closed = a.tally.finish_segment(header);
         a.id = next;
+        a.since = Instant::now();
         drop(a);
-        self.closed.lock().insert(old, closed);
+        self.closed.lock().insert((old, path), closed);
         self.stats.rolls.fetch_add(1, Relaxed);
         Ok(())
     }
@@ -503,6 +544,15 @@ impl Shared {
             let (lsn, epoch) = self.position();
             // A failure marks the WAL broken; the next append reports it.
             let _ = self.sync_to(lsn, epoch);
+            let old = {
+                let a = self.active.lock();
+                a.tally.appends > 0
+                    && a.tally.size > a.tally.header
+                    && a.since.elapsed() >= self.options.roll_period
+            };
+            if old {
+                let _ = self.roll(true);
+            }
         }
     }
 }

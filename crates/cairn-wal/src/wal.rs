@@ -1,11 +1,12 @@
-//! The WAL on local disk: appends into the memory-mapped active segment. Its other jobs each
+//! The WAL on local disk: appends into the memory-mapped active file. Its other jobs each
 //! have a file: opening with replay ([`open`]), group commit and sealing ([`group_commit`]),
-//! rolling to the next segment ([`roll`]), the background thread that prepares and prefaults
-//! segments ([`background`]), and deleting or recycling flushed segments ([`retire`]). What
-//! each segment holds is counted in [`crate::ledger`], shared with the stream backend.
+//! rolling to the next file ([`roll`]), the background thread that prepares and prefaults
+//! files and rolls by age ([`background`]), and archiving or recycling flushed files
+//! ([`retire`]). What each file holds is counted in [`crate::ledger`], shared with the stream
+//! backend.
 //!
-//! Concurrency: an appender encodes its record outside any lock (into a thread-local buffer),
-//! then, under the one `active` lock, takes the current offset, copies the record into the
+//! Concurrency: an appender encodes its entry outside any lock (into a thread-local buffer),
+//! then, under the one `active` lock, takes the current offset, copies the entry into the
 //! mapping and advances the offset: appends are totally ordered and an acknowledged append
 //! has every byte before it written (no holes). `SYNC_WAL` and `ASYNC_WAL` return right there,
 //! with no system call. `FSYNC_WAL` then waits for a flush covering its log position (`lsn`,
@@ -13,9 +14,10 @@
 //! current end under `active`, fdatasyncs without any lock held) and everyone who had copied
 //! before it is covered; the others wait on `synced` or lead the next one.
 //!
-//! A roll (when a record does not fit) happens inside the `active` lock: the next segment is
+//! A roll (when an entry does not fit) happens inside the `active` lock: the next file is
 //! normally already created, preallocated, mapped and prefaulted by the background thread, so
-//! the roll only truncates and fdatasyncs the old segment and renames the new one into place.
+//! the roll only renames it into place; the old file is sealed (trailer, truncate, fdatasync)
+//! off the append path.
 //!
 //! Lock order: `active`, then `closed`, `sync` or `bg` (never two of the latter together).
 
@@ -40,8 +42,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::ledger::{ActiveTally, Ledger};
-use crate::mapped::{self, io_err, Segment};
-use crate::segment::{self, HEADER_LEN};
+use crate::mapped::{self, io_err, Paths, Segment, TAIL};
 use crate::stats::Counters;
 use crate::{Durability, SegmentInfo, WalEdit, WalError, WalOptions, WalStats};
 
@@ -56,7 +57,6 @@ const PREFAULT_AHEAD: u64 = mapped::PREFAULT_FIRST;
 const PREFAULT_STEP: u64 = 1 << 20;
 /// One append in this many is timed, for [`WalStats::write_time`].
 const TIME_SAMPLE: u64 = 64;
-const HEADER: u64 = HEADER_LEN as u64;
 
 /// The write-ahead log on local disk: preallocated, memory-mapped segments in one locked
 /// directory. Reached through [`crate::Wal`].
@@ -67,7 +67,7 @@ pub(crate) struct MappedWal {
 }
 
 struct Shared {
-    dir: PathBuf,
+    paths: Paths,
     options: WalOptions,
     /// Bytes a new segment is preallocated and mapped with.
     capacity: u64,
@@ -92,8 +92,13 @@ struct Shared {
     durable_name: AtomicU64,
     stats: Counters,
     /// An open handle on the directory holding an exclusive `flock` for the WAL's lifetime:
-    /// no second WAL (in this process or another) opens, replays or truncates these segments.
+    /// no second WAL (in this process or another) opens, replays or truncates these files.
     _dir_lock: File,
+    /// Locks on the dead servers' directories whose files replay adopted: no other process
+    /// replays or archives them meanwhile.
+    _dead_dir_locks: Vec<File>,
+    /// When cairn's own files in the archive were last checked for age.
+    archive_cleaned: Mutex<Option<Instant>>,
 }
 
 struct Active {
@@ -111,12 +116,14 @@ struct Active {
     /// Recoveries so far: log positions taken before the latest one are in set-aside
     /// segments, and waiting for them to be synced fails.
     epoch: u64,
+    /// When `seg` became the active file: it is rolled once older than the roll period.
+    since: Instant,
 }
 
 struct Closed {
     /// The closed segments and the regions' flush marks.
     ledger: Ledger,
-    /// Files of flushed segments waiting to be reused ([`mapped::free_path`]).
+    /// Files of flushed segments waiting to be reused ([`Paths::free`]).
     free: Vec<PathBuf>,
 }
 
@@ -166,8 +173,8 @@ impl MappedWal {
         let (lsn, epoch) = SCRATCH.with(|scratch| {
             let mut record = scratch.borrow_mut();
             record.clear();
-            let result = segment::encode_record(edit, &mut record)
-                .and_then(|_| self.shared.copy(&mut record, edit));
+            let result = crate::entry::encode_entry(edit, &mut record)
+                .and_then(|enc| self.shared.copy(&mut record, enc.crc_at, edit));
             if record.capacity() > KEEP_BUFFER {
                 *record = Vec::new();
             }
@@ -237,16 +244,17 @@ impl MappedWal {
         Ok(true)
     }
 
-    /// Every segment on disk, oldest first, the active one last.
+    /// Every file the WAL keeps, oldest first, the active one last.
     pub fn segments(&self) -> Vec<SegmentInfo> {
         let a = self.shared.active.lock();
         let c = self.shared.closed.lock();
-        c.ledger.list(&self.shared.dir, a.seg.id(), &a.tally)
+        let id = a.seg.id();
+        c.ledger.list(id, &self.shared.paths.file(id), &a.tally)
     }
 
     /// The directory this WAL writes to.
     pub fn dir(&self) -> &Path {
-        &self.shared.dir
+        &self.shared.paths.dir
     }
 
     /// The options the WAL was opened with.
@@ -283,13 +291,13 @@ impl MappedWal {
         }
         if let Some(prepared) = shared.bg.lock().prepared.take() {
             let id = prepared.id();
-            let tmp = mapped::tmp_path(&shared.dir, id);
+            let tmp = shared.paths.tmp(id);
             drop(prepared);
-            // It never held an edit: kept for reuse like a flushed segment's file while there
-            // is room (so a restart does not start with one kept file fewer), else removed.
-            // Left behind either way, the next open would remove it.
+            // It never held an edit: kept for reuse like a flushed file while there is room
+            // (so a restart does not start with one kept file fewer), else removed. Left
+            // behind either way, the next open would remove it.
             let room = shared.closed.lock().free.len() < shared.options.recycled_segments;
-            let kept = room && fs::rename(&tmp, mapped::free_path(&shared.dir, id)).is_ok();
+            let kept = room && fs::rename(&tmp, shared.paths.free(id)).is_ok();
             if !kept {
                 let _ = fs::remove_file(tmp);
             }
@@ -300,7 +308,7 @@ impl MappedWal {
         let (id, size) = (a.seg.id(), a.tally.size);
         shared.seal(&mut a.seg, size)?;
         if shared.durable_name.load(Acquire) < id {
-            sync_dir(&shared.dir)?;
+            sync_dir(&shared.paths.dir)?;
             shared.durable_name.fetch_max(id, Release);
         }
         Ok(())
@@ -343,13 +351,18 @@ impl Shared {
         self.broken.store(true, Release);
     }
 
-    /// Copies one framed record into the active segment; returns the log position just past
-    /// it and the recovery epoch it was taken in.
-    fn copy(&self, record: &mut [u8], edit: &WalEdit) -> Result<(u64, u64), WalError> {
+    /// Copies one encoded entry (its checksum at `crc_at`) into the active file; returns the
+    /// log position just past it and the recovery epoch it was taken in.
+    fn copy(
+        &self,
+        record: &mut [u8],
+        crc_at: usize,
+        edit: &WalEdit,
+    ) -> Result<(u64, u64), WalError> {
         let len = record.len() as u64;
         let mut a = self.active.lock();
         self.check()?;
-        if a.tally.size + len > a.limit {
+        if a.tally.size + len + TAIL > a.limit {
             // Failing to make room (no space for the next segment) writes nothing and leaves
             // the active segment as it was: this append fails, the next one tries again.
             self.make_room(&mut a, len)?;
@@ -357,10 +370,10 @@ impl Shared {
         let offset = a.tally.size;
         if a.tally.appends.is_multiple_of(TIME_SAMPLE) {
             let t = Instant::now();
-            a.seg.write_record(offset, record);
+            a.seg.write_entry(offset, record, crc_at);
             a.write_nanos += t.elapsed().as_nanos() as u64 * TIME_SAMPLE;
         } else {
-            a.seg.write_record(offset, record);
+            a.seg.write_entry(offset, record, crc_at);
         }
         let lsn = a.tally.record(len, edit);
         let epoch = a.epoch;
@@ -378,6 +391,6 @@ impl Shared {
 
     #[cold]
     fn seg_err(&self, op: &'static str, id: u64, offset: u64, e: io::Error) -> WalError {
-        io_err(op, &segment::segment_path(&self.dir, id), offset)(e)
+        io_err(op, &self.paths.file(id), offset)(e)
     }
 }

@@ -100,6 +100,12 @@ fn acknowledged_sync_appends_survive_sigkill() {
 
         let (edits, report) = replay(dir.path());
         let replayed: BTreeSet<u64> = edits.iter().map(|e| e.sequence_id).collect();
+        // A kill leaves whole entries and the end marker after the last: never a torn one.
+        assert!(
+            report.dropped.is_empty(),
+            "trial {trial}: {:?}",
+            report.dropped
+        );
         let lost: Vec<&u64> = acked.difference(&replayed).collect();
         assert!(
             lost.is_empty(),

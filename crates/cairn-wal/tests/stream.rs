@@ -1,6 +1,6 @@
 //! The streamed WAL (the one used on HDFS), run over the local disk through a FileSystem that
 //! does not call itself local: round trips across rolls, group commit, ASYNC_WAL's background
-//! sync, segment deletion, a torn tail, a writer that died without closing.
+//! sync, archiving flushed files, a torn tail, a writer that died without closing.
 
 mod common;
 
@@ -50,7 +50,7 @@ fn fs() -> Arc<dyn FileSystem> {
 
 fn open(dir: &Path, options: WalOptions) -> (Wal, Vec<WalEdit>, cairn_wal::ReplayReport) {
     let mut edits = Vec::new();
-    let (wal, report) = Wal::open_on(fs(), dir, options, |e| {
+    let (wal, report) = Wal::open_on(fs(), &common::loc(dir), options, |e| {
         edits.push(e);
         Ok(())
     })
@@ -92,11 +92,14 @@ fn round_trip_across_rolls_and_segment_deletion() {
     assert!(report.dropped.is_empty(), "{:?}", report.dropped);
     assert_eq!(report.max_sequence_id[&b"a".to_vec()], 698);
     assert_eq!(report.max_sequence_id[&b"b".to_vec()], 699);
-    // Flushing both regions past everything releases every closed segment.
+    assert!(report.files.iter().all(|f| f.closed), "{:?}", report.files);
+    // Flushing both regions past everything releases every closed file, to the archive.
     assert_eq!(wal.mark_flushed(b"a", 698).unwrap(), 0);
-    let deleted = wal.mark_flushed(b"b", 699).unwrap();
-    assert!(deleted > 3, "{deleted}");
+    let retired = wal.mark_flushed(b"b", 699).unwrap();
+    assert!(retired > 3, "{retired}");
     assert_eq!(wal.segments().len(), 1);
+    let archive = common::loc(dir.path()).archive_dir();
+    assert_eq!(common::files_in(&archive).len(), retired);
     wal.close().unwrap();
     let (_, replayed, _) = open(dir.path(), rolls(4096));
     assert!(replayed.is_empty());
@@ -111,7 +114,7 @@ fn sync_wal_appends_are_in_the_file_when_they_return() {
     // Read the segment behind the open WAL's back: the record is there.
     let seg = &wal.segments()[0];
     let mut found = Vec::new();
-    let scan = cairn_wal::segment::scan_segment(&seg.path, Some(seg.id), |_, e| {
+    let scan = cairn_wal::file::scan_file(&seg.path, |_, e| {
         found.push(e);
         Ok(())
     })
@@ -150,7 +153,7 @@ fn async_wal_is_synced_by_the_background_thread() {
     let mut seen = false;
     for _ in 0..200 {
         let mut found = Vec::new();
-        cairn_wal::segment::scan_segment(&path, None, |_, e| {
+        cairn_wal::file::scan_file(&path, |_, e| {
             found.push(e);
             Ok(())
         })
@@ -180,18 +183,19 @@ fn a_torn_tail_is_replayed_up_to_and_reported() {
     }
     let path = wal.segments()[0].path.clone();
     wal.close().unwrap();
+    // Into the last entry (a cut into the trailer alone would be a clean end).
     let len = std::fs::metadata(&path).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
         .unwrap()
-        .set_len(len - 3)
+        .set_len(len - 8 - 3)
         .unwrap();
     let (wal, replayed, report) = open(dir.path(), WalOptions::default());
     assert_eq!(replayed, edits[..4].to_vec());
     assert_eq!(report.dropped.len(), 1);
     assert_eq!(report.dropped[0].segment, path);
-    // New edits go to a new segment and replay after the old ones.
+    // New edits go to a new file and replay after the old ones.
     let more = edit("r", 99, 1);
     wal.append(&more, Durability::SyncWal).unwrap();
     wal.close().unwrap();

@@ -1,5 +1,5 @@
 //! End-to-end behaviour of the WAL: round trips across rolls, recovery from torn and damaged
-//! segments, segment deletion after flushes, durability levels and group commit.
+//! files, retiring files after flushes, durability levels and group commit.
 
 mod common;
 
@@ -9,9 +9,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_wal::segment::{self, FRAME_LEN, HEADER_LEN};
+use cairn_wal::file::{self, END_MARKER, TRAILER};
 use cairn_wal::{DropReason, Dropped, Durability, Wal, WalEdit, WalError, WalOptions};
-use common::{edit, open, record_offsets, replay, segment_files};
+use common::{edit, loc, open, record_offsets, replay, segment_files, snapshot, wal_dir};
+
+/// Bytes of the trailer a sealed file ends in.
+const TAIL: u64 = TRAILER.len() as u64;
 
 fn small_rolls(roll_size: u64) -> WalOptions {
     WalOptions {
@@ -49,10 +52,10 @@ fn round_trip_across_rolls_keeps_order_and_per_region_maxima() {
     let segments = wal.segments();
     assert_eq!(segments.len() as u64, stats.rolls + 1);
     assert!(segments.last().unwrap().active);
-    // What the WAL tracks per segment is what the segment holds.
+    // What the WAL tracks per file is what the file holds.
     for s in &segments {
         let mut expected = BTreeMap::new();
-        segment::scan_segment(&s.path, Some(s.id), |_, e| {
+        file::scan_file(&s.path, |_, e| {
             let m = expected.entry(e.region.clone()).or_insert(0);
             *m = e.sequence_id.max(*m);
             Ok(())
@@ -83,8 +86,9 @@ fn round_trip_across_rolls_keeps_order_and_per_region_maxima() {
     assert_eq!(report.segments, segments.len() + 1);
 }
 
-/// Writes `n` small edits into a fresh WAL and returns the one segment holding them.
-fn one_segment(dir: &Path, n: u64) -> (Vec<WalEdit>, Vec<u8>) {
+/// Writes `n` small edits into a fresh WAL and returns the one (sealed) file holding them:
+/// its name and bytes.
+fn one_segment(dir: &Path, n: u64) -> (Vec<WalEdit>, String, Vec<u8>) {
     let (wal, _, _) = open(dir, WalOptions::default()).unwrap();
     let edits: Vec<WalEdit> = (1..=n).map(|s| edit("r", s, 1)).collect();
     for e in &edits {
@@ -93,83 +97,98 @@ fn one_segment(dir: &Path, n: u64) -> (Vec<WalEdit>, Vec<u8>) {
     wal.close().unwrap();
     let files = segment_files(dir);
     assert_eq!(files.len(), 1);
-    (edits, fs::read(&files[0]).unwrap())
+    let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+    (edits, name, fs::read(&files[0]).unwrap())
 }
 
-/// Replays a directory holding only `bytes` as segment 1.
-fn replay_bytes(bytes: &[u8]) -> (Vec<WalEdit>, Vec<Dropped>, tempfile::TempDir) {
+/// Replays a WAL holding only `bytes` as the file `name`; returns the file's path too.
+fn replay_bytes(
+    name: &str,
+    bytes: &[u8],
+) -> (
+    Vec<WalEdit>,
+    Vec<Dropped>,
+    std::path::PathBuf,
+    tempfile::TempDir,
+) {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(segment::segment_path(dir.path(), 1), bytes).unwrap();
+    let path = wal_dir(dir.path()).join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, bytes).unwrap();
     let (edits, report) = replay(dir.path());
-    (edits, report.dropped, dir)
+    (edits, report.dropped, path, dir)
 }
 
 #[test]
 fn torn_last_record_at_every_offset_drops_exactly_it() {
     let src = tempfile::tempdir().unwrap();
-    let (edits, bytes) = one_segment(src.path(), 4);
-    let (offsets, len) = record_offsets(&segment_files(src.path())[0]);
+    let (edits, name, bytes) = one_segment(src.path(), 4);
+    let (offsets, end, len) = record_offsets(&segment_files(src.path())[0]);
     let last = offsets[3];
-    assert_eq!(len, bytes.len() as u64);
+    assert_eq!((len, end + TAIL), (bytes.len() as u64, len));
     for cut in last..=len {
-        let (got, dropped, dir) = replay_bytes(&bytes[..cut as usize]);
-        let whole = if cut == len { 4 } else { 3 };
+        let (got, dropped, path, _dir) = replay_bytes(&name, &bytes[..cut as usize]);
+        let whole = if cut >= end { 4 } else { 3 };
         assert_eq!(got, edits[..whole], "cut at {cut}");
-        if cut == last || cut == len {
+        if cut == last || cut >= end {
+            // At an entry's end, or in the trailer (a close cut short): a clean end.
             assert!(dropped.is_empty(), "cut at {cut}: {dropped:?}");
+            // Sealed again: the entries, then a whole trailer.
+            let sealed = if cut == last { last } else { end };
+            assert_eq!(fs::metadata(&path).unwrap().len(), sealed + TAIL);
             continue;
         }
-        let torn = cut - last;
-        if bytes[last as usize..cut as usize].iter().all(|&b| b == 0) {
-            // The first bytes of a big-endian length are zeros: indistinguishable from the
-            // zero-filled tail of a preallocated segment, which is not a drop (the record was
-            // never acknowledged: an append returns only once all of it is written).
-            assert!(dropped.is_empty(), "cut at {cut}: {dropped:?}");
-            continue;
-        }
-        let reason = if torn < FRAME_LEN as u64 {
-            DropReason::TruncatedFrame { available: torn }
-        } else {
-            DropReason::TruncatedRecord {
-                length: (len - last - FRAME_LEN as u64) as u32,
-                available: torn - FRAME_LEN as u64,
-            }
-        };
+        assert_eq!(dropped.len(), 1, "cut at {cut}");
+        let d = &dropped[0];
         assert_eq!(
-            dropped,
-            [Dropped {
-                segment: segment::segment_path(dir.path(), 1),
-                offset: last,
-                bytes: torn,
-                reason
-            }],
+            (&d.segment, d.offset, d.bytes),
+            (&path, last, cut - last),
             "cut at {cut}"
         );
+        assert!(
+            matches!(d.reason, DropReason::Truncated { .. }),
+            "cut at {cut}: {}",
+            d.reason
+        );
+        // A torn file is left as it is, for the operator.
+        assert_eq!(fs::metadata(&path).unwrap().len(), cut);
     }
 }
 
 #[test]
-fn zero_filled_tails_are_not_drops_and_garbage_tails_are_reported() {
+fn unwritten_tails_are_not_drops_and_garbage_tails_are_reported() {
     let src = tempfile::tempdir().unwrap();
-    let (edits, bytes) = one_segment(src.path(), 5);
-    let end = bytes.len() as u64;
+    let (edits, name, sealed) = one_segment(src.path(), 5);
+    let body = &sealed[..sealed.len() - TAIL as usize];
+    let end = body.len() as u64;
 
-    // Preallocated / zero-filled tails, shorter and longer than a frame: the normal end of a
-    // segment whose writer died. Replayed whole, nothing reported, and the zeros are trimmed.
-    for n in [1, 7, 8, 9, 4096, 1 << 20] {
-        let mut b = bytes.clone();
-        b.resize(b.len() + n, 0);
-        let (got, dropped, dir) = replay_bytes(&b);
-        assert_eq!(got, edits, "{n} zeros");
-        assert!(dropped.is_empty(), "{n} zeros: {dropped:?}");
-        let path = segment::segment_path(dir.path(), 1);
-        assert_eq!(fs::read(&path).unwrap(), bytes, "{n} zeros not trimmed");
+    // What a writer that died leaves after its last entry: nothing, zeros (shorter and longer
+    // than a trailer), the end marker and zeros, the end marker and a recycled file's old
+    // bytes. Replayed whole, nothing reported, and the file sealed as a close would have.
+    let tails: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0; 1],
+        vec![0; 7],
+        vec![0; 9],
+        vec![0; 4096],
+        vec![0; 1 << 20],
+        [&END_MARKER[..], &[0; 4096]].concat(),
+        [&END_MARKER[..], &[0xA5; 100]].concat(),
+    ];
+    for tail in tails {
+        let (got, dropped, path, _dir) = replay_bytes(&name, &[body, &tail].concat());
+        assert_eq!(got, edits, "tail of {}", tail.len());
+        assert!(dropped.is_empty(), "tail of {}: {dropped:?}", tail.len());
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            sealed,
+            "tail of {} not sealed",
+            tail.len()
+        );
     }
 
     let check = |tail: &[u8], expect: &dyn Fn(&DropReason) -> bool| {
-        let mut b = bytes.clone();
-        b.extend_from_slice(tail);
-        let (got, dropped, _dir) = replay_bytes(&b);
+        let (got, dropped, _, _dir) = replay_bytes(&name, &[body, tail].concat());
         assert_eq!(got, edits, "tail {:02X?}", &tail[..tail.len().min(16)]);
         assert_eq!(dropped.len(), 1, "{dropped:?}");
         assert_eq!(
@@ -178,42 +197,27 @@ fn zero_filled_tails_are_not_drops_and_garbage_tails_are_reported() {
         );
         assert!(expect(&dropped[0].reason), "{:?}", dropped[0].reason);
     };
-    // Zeros then garbage is damage, not a clean tail.
+    // Zeros then garbage is damage, not an unwritten tail.
     let mut zeros_then_junk = vec![0u8; 64];
     zeros_then_junk[40] = 1;
     check(&zeros_then_junk, &|r| {
-        *r == DropReason::BadLength { length: 0 }
+        *r == DropReason::BadLength {
+            what: "WALKey",
+            length: 0,
+        }
     });
-    // A garbage length far past the end of the file.
-    check(&[0xFF, 0xFF, 0xFF, 0x00, 1, 2, 3, 4, 5], &|r| {
-        matches!(
-            r,
-            DropReason::BadLength {
-                length: 0xFFFF_FF00
-            }
-        )
+    // A key length past the end of the file, and one no key can have.
+    check(&[0xFF, 0xFF, 0x7F, 1, 2, 3], &|r| {
+        matches!(r, DropReason::Truncated { what: "WALKey", .. })
     });
-    check(&[0x00, 0x10, 0x00, 0x00, 1, 2, 3, 4, 5], &|r| {
-        matches!(
-            r,
-            DropReason::TruncatedRecord {
-                length: 0x0010_0000,
-                available: 1
-            }
-        )
+    check(&[0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3], &|r| {
+        matches!(r, DropReason::BadLength { what: "WALKey", .. })
     });
-    // A plausible length with a wrong checksum.
-    let mut fake = vec![0, 0, 0, 20, 0xDE, 0xAD, 0xBE, 0xEF];
-    fake.extend_from_slice(&[7; 20]);
-    check(&fake, &|r| {
-        matches!(
-            r,
-            DropReason::ChecksumMismatch {
-                stored: 0xDEAD_BEEF,
-                ..
-            }
-        )
-    });
+    // A whole entry whose checksum does not hold.
+    let mut e = Vec::new();
+    let enc = cairn_wal::entry::encode_entry(&edit("r", 6, 1), &mut e).unwrap();
+    e[enc.crc_at] ^= 0x01;
+    check(&e, &|r| matches!(r, DropReason::ChecksumMismatch { .. }));
     // Random garbage never replays and is always reported whole.
     let mut x = 0x2545_F491_4F6C_DD1Du64;
     for _ in 0..200 {
@@ -254,18 +258,21 @@ fn flipped_byte_in_a_middle_segment_is_reported_and_replay_goes_on() {
     let src = tempfile::tempdir().unwrap();
     let all = three_segments(src.path());
     let files = segment_files(src.path());
-    let (offsets, len) = record_offsets(&files[1]);
+    let (offsets, _, len) = record_offsets(&files[1]);
     let originals: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+    let name = files[1].file_name().unwrap().to_str().unwrap().to_string();
 
     let (start, end) = (offsets[4], offsets[5]);
     for at in start..end {
         let dir = tempfile::tempdir().unwrap();
+        let to = wal_dir(dir.path());
+        fs::create_dir_all(&to).unwrap();
         for (i, bytes) in originals.iter().enumerate() {
             let mut b = bytes.clone();
             if i == 1 {
                 b[at as usize] ^= 0x40;
             }
-            fs::write(dir.path().join(files[i].file_name().unwrap()), b).unwrap();
+            fs::write(to.join(files[i].file_name().unwrap()), b).unwrap();
         }
         let (got, report) = replay(dir.path());
         let expected: Vec<WalEdit> = all[..14].iter().chain(&all[20..]).cloned().collect();
@@ -274,18 +281,10 @@ fn flipped_byte_in_a_middle_segment_is_reported_and_replay_goes_on() {
         let d = &report.dropped[0];
         assert_eq!(
             (&d.segment, d.offset, d.bytes),
-            (&segment::segment_path(dir.path(), 2), start, len - start),
+            (&to.join(&name), start, len - start),
             "flip at {at}"
         );
-        if at >= start + 4 {
-            // The length is intact, so only the checksum can catch it.
-            assert!(
-                matches!(d.reason, DropReason::ChecksumMismatch { .. }),
-                "{:?}",
-                d.reason
-            );
-        }
-        assert!(d.to_string().contains("wal.00000000000000000002"));
+        assert!(d.to_string().contains(&name));
     }
 }
 
@@ -295,38 +294,84 @@ fn damaged_header_is_an_error_naming_the_file() {
     three_segments(dir.path());
     let victim = segment_files(dir.path())[1].clone();
     let good = fs::read(&victim).unwrap();
-    for at in [0, 9, 15, 22] {
+    let name = victim.file_name().unwrap().to_str().unwrap().to_string();
+    // The magic, the header's length (one short: its last field is cut), a field key inside
+    // it (wire type 3), the writer class's name (one HBase does not know either).
+    assert!(good[4] < 0x80, "a one-byte header length");
+    for (at, value) in [(0, b'Q'), (4, good[4] - 1), (5, 0x0B), (13, b'Q')] {
         let mut b = good.clone();
-        b[at] ^= 1;
+        b[at] = value;
         fs::write(&victim, &b).unwrap();
         let err = open(dir.path(), WalOptions::default()).err().unwrap();
         assert!(
             matches!(&err, WalError::BadHeader { path, .. } if *path == victim),
-            "{err}"
+            "flip at {at}: {err}"
         );
-        assert!(
-            err.to_string().contains("wal.00000000000000000002"),
-            "{err}"
-        );
+        assert!(err.to_string().contains(&name), "{err}");
     }
-    fs::write(&victim, &good[..HEADER_LEN - 1]).unwrap();
-    let err = open(dir.path(), WalOptions::default()).err().unwrap();
-    assert!(matches!(err, WalError::BadHeader { .. }), "{err}");
-    // A header copied from another segment does not pass for this one.
+    // A header cut short holds no entry: not an error (HBase skips such a file too), but
+    // reported.
+    fs::write(&victim, &good[..20]).unwrap();
+    let (wal, _, report) = open(dir.path(), WalOptions::default()).unwrap();
+    assert_eq!(report.dropped.len(), 1, "{:?}", report.dropped);
+    assert_eq!(report.dropped[0].reason, DropReason::TornHeader);
+    wal.close().unwrap();
+    // A header copied from another of this server's files does not pass for this one.
     fs::write(&victim, fs::read(&segment_files(dir.path())[0]).unwrap()).unwrap();
     let err = open(dir.path(), WalOptions::default()).err().unwrap();
-    assert!(err.to_string().contains("names segment 1"), "{err}");
+    assert!(
+        err.to_string().contains("the header names file number"),
+        "{err}"
+    );
+    // A compressed WAL (HBase's hbase.regionserver.wal.enablecompression) is refused, named.
+    let mut compressed = b"PWAL".to_vec();
+    compressed.extend_from_slice(&[2, 0x08, 1]);
+    fs::write(&victim, &compressed).unwrap();
+    let err = open(dir.path(), WalOptions::default()).err().unwrap();
+    assert!(
+        matches!(&err, WalError::Unsupported { path, .. } if *path == victim),
+        "{err}"
+    );
+    assert!(err.to_string().contains("compressed") && err.to_string().contains(&name));
 }
 
 #[test]
-fn leftover_temporary_segments_are_removed() {
+fn leftover_prepared_files_are_removed_and_strangers_left_alone() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("wal.00000000000000000007.tmp"), b"CAIRN").unwrap();
-    fs::write(dir.path().join("notes.txt"), b"not a segment").unwrap();
+    let l = loc(dir.path());
+    let spare = l.spare_dir();
+    fs::create_dir_all(&spare).unwrap();
+    fs::create_dir_all(l.dir()).unwrap();
+    let prefix = l.server.file_prefix();
+    let tmp = spare.join(format!("{prefix}.7.tmp"));
+    fs::write(&tmp, b"PWAL").unwrap();
+    let others = [
+        spare.join("other%2C1%2C1.7.tmp"),
+        spare.join("notes.txt"),
+        l.dir().join("notes.txt"),
+    ];
+    for o in &others {
+        fs::write(o, b"not ours").unwrap();
+    }
     let (edits, report) = replay(dir.path());
-    assert!(edits.is_empty() && report.segments == 0);
-    assert!(!dir.path().join("wal.00000000000000000007.tmp").exists());
-    assert!(dir.path().join("notes.txt").exists());
+    assert!(edits.is_empty() && report.segments == 0, "{report:?}");
+    assert!(!tmp.exists());
+    for o in &others {
+        assert!(o.exists(), "{}", o.display());
+    }
+}
+
+#[test]
+fn a_segment_of_cairns_old_format_stops_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("WALs").join("wal.00000000000000000003");
+    fs::create_dir_all(old.parent().unwrap()).unwrap();
+    fs::write(&old, b"CAIRNWAL").unwrap();
+    let err = open(dir.path(), WalOptions::default()).err().unwrap();
+    assert!(
+        matches!(&err, WalError::Unsupported { path, .. } if *path == old),
+        "{err}"
+    );
 }
 
 #[test]
@@ -334,7 +379,7 @@ fn visitor_error_stops_the_open() {
     let dir = tempfile::tempdir().unwrap();
     three_segments(dir.path());
     let mut seen = 0;
-    let err = Wal::open(dir.path(), WalOptions::default(), |_| {
+    let err = Wal::open(&loc(dir.path()), WalOptions::default(), |_| {
         seen += 1;
         if seen == 12 {
             Err(WalError::visitor("memstore full"))
@@ -350,7 +395,7 @@ fn visitor_error_stops_the_open() {
 }
 
 #[test]
-fn mark_flushed_deletes_only_segments_no_region_needs() {
+fn mark_flushed_retires_only_files_no_region_needs() {
     let dir = tempfile::tempdir().unwrap();
     let no_recycling = WalOptions {
         recycled_segments: 0,
@@ -362,63 +407,99 @@ fn mark_flushed_deletes_only_segments_no_region_needs() {
             wal.append(&edit(r, s, 1), Durability::SyncWal).unwrap();
         }
     };
-    put("A", 1..=5); // segment 1: A ≤ 5, B ≤ 3
+    put("A", 1..=5); // file 1: A ≤ 5, B ≤ 3
     put("B", 1..=3);
     wal.roll().unwrap();
-    put("A", 6..=10); // segment 2: A ≤ 10
+    put("A", 6..=10); // file 2: A ≤ 10
     wal.roll().unwrap();
-    put("B", 4..=6); // segment 3: B ≤ 6, C ≤ 1
+    put("B", 4..=6); // file 3: B ≤ 6, C ≤ 1
     put("C", 1..=1);
     wal.roll().unwrap();
-    put("A", 11..=11); // segment 4, active
-    let ids = |wal: &Wal| wal.segments().iter().map(|s| s.id).collect::<Vec<_>>();
-    assert_eq!(ids(&wal), [1, 2, 3, 4]);
+    put("A", 11..=11); // file 4, active
+    let files = segment_files(dir.path());
+    assert_eq!(files.len(), 4);
+    let paths = |wal: &Wal| {
+        wal.segments()
+            .iter()
+            .map(|s| s.path.clone())
+            .collect::<Vec<_>>()
+    };
+    let nth = |idx: &[usize]| idx.iter().map(|&i| files[i].clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&wal), files);
     assert_eq!(
         wal.segments()[0].max_sequence_id,
         BTreeMap::from([(b"A".to_vec(), 5), (b"B".to_vec(), 3)])
     );
+    let archive = loc(dir.path()).archive_dir();
+    let archived = |i: usize| archive.join(files[i].file_name().unwrap());
 
     assert_eq!(wal.mark_flushed(b"A", 9).unwrap(), 0);
     assert_eq!(wal.mark_flushed(b"A", 10).unwrap(), 1);
-    assert_eq!(ids(&wal), [1, 3, 4]);
-    assert!(!segment::segment_path(dir.path(), 2).exists());
+    assert_eq!(paths(&wal), nth(&[0, 2, 3]));
+    assert!(
+        !files[1].exists() && archived(1).exists(),
+        "archived as HBase does"
+    );
     assert_eq!(wal.mark_flushed(b"B", 2).unwrap(), 0);
     assert_eq!(wal.mark_flushed(b"B", 3).unwrap(), 1);
-    assert_eq!(ids(&wal), [3, 4]);
+    assert_eq!(paths(&wal), nth(&[2, 3]));
     // A flush report never moves a region backwards.
     assert_eq!(wal.mark_flushed(b"B", 1).unwrap(), 0);
     assert_eq!(wal.mark_flushed(b"B", 6).unwrap(), 0, "C never flushed");
-    assert_eq!(ids(&wal), [3, 4]);
+    assert_eq!(paths(&wal), nth(&[2, 3]));
     assert_eq!(wal.mark_flushed(b"C", 1).unwrap(), 1);
-    // The active segment is never deleted, even when every region in it has flushed.
+    // The active file is never retired, even when every region in it has flushed.
     assert_eq!(wal.mark_flushed(b"A", u64::MAX).unwrap(), 0);
-    assert_eq!(ids(&wal), [4]);
+    assert_eq!(paths(&wal), nth(&[3]));
     wal.roll().unwrap();
     assert_eq!(wal.mark_flushed(b"A", 11).unwrap(), 1);
-    assert_eq!(ids(&wal), [5]);
+    assert_eq!(wal.segments().len(), 1);
     assert_eq!(wal.stats().segments_deleted, 4);
-    assert_eq!(
-        segment_files(dir.path()),
-        [segment::segment_path(dir.path(), 5)]
-    );
+    assert_eq!(segment_files(dir.path()), paths(&wal));
+    assert_eq!(common::files_in(&archive).len(), 4);
     wal.close().unwrap();
 
-    // Segments found at open are tracked the same way.
+    // Files found at open are tracked the same way.
     let dir = tempfile::tempdir().unwrap();
-    three_segments(dir.path()); // a: even seqs, b: odd, in segments 1..3
+    three_segments(dir.path()); // a: even seqs, b: odd, in files 1..3
+    let files = segment_files(dir.path());
     let (wal, _, _) = open(dir.path(), WalOptions::default()).unwrap();
-    assert_eq!(ids(&wal), [1, 2, 3, 4]);
+    assert_eq!(paths(&wal)[..3], files[..]);
     assert_eq!(wal.mark_flushed(b"a", 108).unwrap(), 0);
     assert_eq!(wal.mark_flushed(b"b", 9).unwrap(), 1);
     assert_eq!(wal.mark_flushed(b"b", 200).unwrap(), 1);
-    assert_eq!(ids(&wal), [3, 4]);
+    assert_eq!(paths(&wal)[0], files[2]);
+    assert_eq!(wal.segments().len(), 2);
     wal.close().unwrap();
 }
 
-/// The sequence ids in a segment file as another reader of the page cache sees them now.
+#[test]
+fn cairns_own_archived_files_expire_and_others_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let short = WalOptions {
+        recycled_segments: 0,
+        archive_ttl: Duration::ZERO,
+        ..WalOptions::default()
+    };
+    let archive = loc(dir.path()).archive_dir();
+    fs::create_dir_all(&archive).unwrap();
+    let hbase_file = archive.join("hbase%2C16020%2C1.1700000000000");
+    fs::write(&hbase_file, b"HBase's").unwrap();
+    let (wal, _, _) = open(dir.path(), short).unwrap();
+    wal.append(&edit("A", 1, 1), Durability::SyncWal).unwrap();
+    wal.roll().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(wal.mark_flushed(b"A", 1).unwrap(), 1);
+    // Archived, then found older than the TTL (0) by the same retirement.
+    assert!(common::files_in(&archive).iter().all(|f| *f == hbase_file));
+    assert!(hbase_file.exists());
+    wal.close().unwrap();
+}
+
+/// The sequence ids in a WAL file as another reader of the page cache sees them now.
 fn seqs_in(path: &Path) -> Vec<u64> {
     let mut seqs = Vec::new();
-    let scan = segment::scan_segment(path, None, |_, e| {
+    let scan = file::scan_file(path, |_, e| {
         seqs.push(e.sequence_id);
         Ok(())
     })
@@ -438,7 +519,12 @@ fn skip_wal_writes_nothing_and_sync_and_async_appends_are_in_the_file_at_once() 
     let path = segment_files(dir.path())[0].clone();
     wal.append(&edit("r", 1, 1), Durability::SkipWal).unwrap();
     assert_eq!(wal.stats().skipped_appends, 1);
-    assert_eq!(wal.segments()[0].size, HEADER_LEN as u64);
+    let header = file::scan_file(&path, |_, _| Ok(()))
+        .unwrap()
+        .header
+        .unwrap()
+        .len;
+    assert_eq!(wal.segments()[0].size, header);
     assert!(seqs_in(&path).is_empty());
 
     // No sync call, no syncer interval: a read of the file (the page cache) sees each append
@@ -447,8 +533,9 @@ fn skip_wal_writes_nothing_and_sync_and_async_appends_are_in_the_file_at_once() 
     assert_eq!(seqs_in(&path), [2]);
     wal.append(&edit("r", 3, 1), Durability::SyncWal).unwrap();
     assert_eq!(seqs_in(&path), [2, 3]);
-    let scan = segment::scan_segment(&path, None, |_, _| Ok(())).unwrap();
+    let scan = file::scan_file(&path, |_, _| Ok(())).unwrap();
     assert_eq!(scan.end, wal.segments()[0].size);
+    assert!(scan.marker, "the end marker follows the last entry");
     // The active segment is preallocated: its file is longer than what was written.
     assert_eq!(fs::metadata(&path).unwrap().len(), 128 << 20);
     let stats = wal.stats();
@@ -464,8 +551,9 @@ fn async_edits_survive_close_and_drop() {
         ..WalOptions::default()
     };
     let (wal, _, _) = open(dir.path(), lazy.clone()).unwrap();
+    let header = wal.segments()[0].size;
     wal.append(&edit("r", 1, 1), Durability::AsyncWal).unwrap();
-    assert!(wal.segments()[0].size > HEADER_LEN as u64);
+    assert!(wal.segments()[0].size > header);
     wal.sync(false).unwrap();
     wal.append(&edit("r", 2, 1), Durability::AsyncWal).unwrap();
     wal.close().unwrap();
@@ -576,8 +664,8 @@ fn many_appends_from_few_threads_with_mixed_durability_and_rolls() {
 }
 
 /// What a process crash leaves is what the page cache holds: a copy of the files of a live
-/// WAL, preallocated zero tails included. It replays completely, reports no drop, and its
-/// zero tails are trimmed.
+/// WAL, preallocated tails included. It replays completely, reports no drop, and the files
+/// left open are sealed.
 #[test]
 fn a_live_wal_copied_mid_write_replays_whole_without_drops() {
     let dir = tempfile::tempdir().unwrap();
@@ -591,9 +679,7 @@ fn a_live_wal_copied_mid_write_replays_whole_without_drops() {
     }
     assert!(wal.stats().rolls > 2);
     let crashed = tempfile::tempdir().unwrap();
-    for f in segment_files(dir.path()) {
-        fs::copy(&f, crashed.path().join(f.file_name().unwrap())).unwrap();
-    }
+    snapshot(dir.path(), crashed.path());
     let active = segment_files(crashed.path()).pop().unwrap();
     let written = wal.segments().last().unwrap().size;
     assert_eq!(
@@ -607,8 +693,8 @@ fn a_live_wal_copied_mid_write_replays_whole_without_drops() {
     assert!(report.dropped.is_empty(), "{:?}", report.dropped);
     assert_eq!(
         fs::metadata(&active).unwrap().len(),
-        written,
-        "zero tail kept"
+        written + TAIL,
+        "not sealed"
     );
     wal.close().unwrap();
 }
@@ -627,21 +713,28 @@ fn close_and_roll_truncate_segments_to_the_bytes_written() {
     let segments = wal.segments();
     assert_eq!(segments.len(), 2);
     let closed = &segments[0];
-    assert_eq!(fs::metadata(&closed.path).unwrap().len(), closed.size);
+    assert_eq!(
+        fs::metadata(&closed.path).unwrap().len(),
+        closed.size + TAIL
+    );
     assert_eq!(record_offsets(&closed.path).1, closed.size);
     let active = &segments[1];
-    assert!(fs::metadata(&active.path).unwrap().len() > active.size);
+    assert!(fs::metadata(&active.path).unwrap().len() > active.size + TAIL);
     wal.close().unwrap();
-    assert_eq!(fs::metadata(&active.path).unwrap().len(), active.size);
-    let (offsets, len) = record_offsets(&active.path);
-    assert_eq!((offsets.len(), len), (10, active.size));
-    // No temporary (prepared) segment is left behind: the prepared one is kept for reuse.
-    let names: Vec<String> = fs::read_dir(dir.path())
+    assert_eq!(
+        fs::metadata(&active.path).unwrap().len(),
+        active.size + TAIL
+    );
+    let (offsets, end, _) = record_offsets(&active.path);
+    assert_eq!((offsets.len(), end), (10, active.size));
+    // No prepared file is left behind: the prepared one is kept for reuse.
+    let names: Vec<String> = fs::read_dir(loc(dir.path()).spare_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| !n.ends_with(".free"))
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.is_empty(), "{names:?}");
+    assert_eq!(segment_files(dir.path()).len(), 2);
     assert!(kept_files(dir.path()) <= 1);
 }
 
@@ -676,7 +769,7 @@ fn rolls_under_concurrent_appends_lose_and_reorder_nothing() {
     assert_eq!(segments.len() as u64, stats.rolls + 1);
     for s in &segments {
         let mut expected = BTreeMap::new();
-        let scan = segment::scan_segment(&s.path, Some(s.id), |_, e| {
+        let scan = file::scan_file(&s.path, |_, e| {
             let m = expected.entry(e.region.clone()).or_insert(0);
             *m = e.sequence_id.max(*m);
             Ok(())
@@ -685,7 +778,8 @@ fn rolls_under_concurrent_appends_lose_and_reorder_nothing() {
         assert!(scan.dropped.is_none(), "{:?}", scan.dropped);
         assert_eq!(scan.end, s.size);
         if !s.active {
-            assert_eq!(scan.len, s.size, "segment {} not truncated", s.id);
+            assert_eq!(scan.len, s.size + TAIL, "file {} not sealed", s.id);
+            assert!(scan.trailer);
         }
         assert_eq!(s.max_sequence_id, expected, "segment {}", s.id);
     }
@@ -789,24 +883,6 @@ fn fsync_appends_are_group_committed_and_sync_covers_everything() {
     wal.close().unwrap();
 }
 
-/// Copies every file of a WAL directory as it is now (the page cache's view, which is what a
-/// killed process leaves behind), except the lock file. The WAL's background thread may rename
-/// a kept file to prepare the next segment meanwhile: a file gone between the listing and its
-/// copy is skipped, as a kill at that moment would leave it under its new name only.
-fn snapshot_dir(from: &Path, to: &Path) {
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        if e.file_type().unwrap().is_file() && !name.to_string_lossy().contains("lock") {
-            match fs::copy(e.path(), to.join(&name)) {
-                Ok(_) => {}
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => panic!("copy {name:?}: {err}"),
-            }
-        }
-    }
-}
-
 /// Appends region `region`'s edits (3 cells each, sequence ids after `*seq`) until the WAL has
 /// `segments` segments, the last one active.
 fn fill_segments(wal: &Wal, region: &str, segments: usize, seq: &mut u64) {
@@ -817,9 +893,9 @@ fn fill_segments(wal: &Wal, region: &str, segments: usize, seq: &mut u64) {
     }
 }
 
-/// Files of flushed segments kept in `dir` for reuse.
-fn kept_files(dir: &Path) -> usize {
-    fs::read_dir(dir)
+/// Files of flushed WAL files kept under `root` for reuse.
+fn kept_files(root: &Path) -> usize {
+    fs::read_dir(loc(root).spare_dir())
         .unwrap()
         .filter(|e| {
             e.as_ref()
@@ -858,22 +934,28 @@ fn recycled_segments_replay_only_their_own_records() {
     }
     let active = wal.segments().pop().unwrap();
     let bytes = fs::read(&active.path).unwrap();
-    let header = segment::decode_segment_header(&bytes).unwrap();
-    assert!(header.recycled, "the active segment reuses a kept file");
-    assert_eq!(header.id, active.id);
+    let header = file::scan_file(&active.path, |_, _| Ok(()))
+        .unwrap()
+        .header
+        .unwrap()
+        .cairn
+        .unwrap();
+    assert!(header.recycled, "the active file reuses a kept file");
+    assert_eq!(header.number, active.id);
     let end = active.size as usize;
-    assert!(
-        bytes[end..end + FRAME_LEN].iter().all(|&b| b == 0),
-        "a zero frame follows the last record"
+    assert_eq!(
+        bytes[end..end + END_MARKER.len()],
+        END_MARKER,
+        "the end marker follows the last entry"
     );
     assert!(
-        bytes[end + FRAME_LEN..].iter().any(|&b| b != 0),
-        "the old segment's bytes are still there past it"
+        bytes[end + END_MARKER.len()..].iter().any(|&b| b != 0),
+        "the old file's bytes are still there past it"
     );
 
     // A crash now: replay sees exactly the edits not flushed, in order, and no drop.
     let crashed = tempfile::tempdir().unwrap();
-    snapshot_dir(dir.path(), crashed.path());
+    snapshot(dir.path(), crashed.path());
     let (edits, report) = replay(crashed.path());
     // (The edit that started segment 5 is in it: it was active, so it stayed.)
     let seqs: Vec<u64> = edits.iter().map(|e| e.sequence_id).collect();
@@ -883,12 +965,13 @@ fn recycled_segments_replay_only_their_own_records() {
     // Damage the last record of the recycled segment: it is dropped and reported, the records
     // before it replay.
     let damaged = tempfile::tempdir().unwrap();
-    snapshot_dir(dir.path(), damaged.path());
-    let path = damaged.path().join(active.path.file_name().unwrap());
-    let (offsets, _) = record_offsets(&path);
+    snapshot(dir.path(), damaged.path());
+    let path = wal_dir(damaged.path()).join(active.path.file_name().unwrap());
+    let (offsets, _, _) = record_offsets(&path);
     let last = *offsets.last().unwrap() as usize;
     let mut b = fs::read(&path).unwrap();
-    b[last + FRAME_LEN + 2] ^= 0xFF;
+    // A byte of the last entry's value.
+    b[active.size as usize - 3] ^= 0xFF;
     fs::write(&path, &b).unwrap();
     let (edits, report) = replay(damaged.path());
     assert_eq!(edits.len(), new_seqs.len());
@@ -924,8 +1007,13 @@ fn kept_segment_files_are_reused_after_a_reopen() {
     );
     assert!(report.dropped.is_empty());
     let active = wal.segments().pop().unwrap();
-    let header = segment::decode_segment_header(&fs::read(&active.path).unwrap()).unwrap();
-    assert!(header.recycled, "the first new segment reuses a kept file");
+    let header = file::scan_file(&active.path, |_, _| Ok(()))
+        .unwrap()
+        .header
+        .unwrap()
+        .cairn
+        .unwrap();
+    assert!(header.recycled, "the first new file reuses a kept file");
     // The reopened WAL took a kept file for its first segment; its background thread prepares
     // the next one in the other. Closing keeps that unused prepared file instead of deleting it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

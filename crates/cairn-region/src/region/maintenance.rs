@@ -185,6 +185,7 @@ mod tests {
                 KeyValue::put(b"a", b"f", b"q", seq as i64, value.as_bytes()).unwrap(),
                 KeyValue::put(b"a", b"g", b"q", seq as i64, value.as_bytes()).unwrap(),
             ],
+            ..WalEdit::default()
         }
     }
 

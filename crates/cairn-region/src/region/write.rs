@@ -58,9 +58,11 @@ impl Region {
         let cells: Vec<KeyValue> = cells.into_iter().map(|c| c.with_sequence_id(seq)).collect();
         let mut edit = WalEdit {
             region: self.info.encoded_name.as_bytes().to_vec(),
+            table: self.info.table.to_string().into_bytes(),
             sequence_id: seq,
             write_time_ms: now,
             cells,
+            ..WalEdit::default()
         };
         if let (Some(wal), true) = (
             self.wal.get(),
@@ -71,9 +73,11 @@ impl Region {
             } else {
                 let part = WalEdit {
                     region: edit.region.clone(),
+                    table: edit.table.clone(),
                     sequence_id: edit.sequence_id,
                     write_time_ms: edit.write_time_ms,
                     cells: edit.cells[..wal_cells].to_vec(),
+                    ..WalEdit::default()
                 };
                 wal.append(&part, durability)
             };

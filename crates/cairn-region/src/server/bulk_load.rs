@@ -143,8 +143,8 @@ impl RegionServer {
         }
         let inside = |dir: &Path| fs.canonicalize(dir).is_ok_and(|d| real.starts_with(d));
         let staged = token.is_some_and(&inside);
-        let (wal_fs, wal_dir) = self.config.wal_location();
-        let in_wal = wal_fs.uri() == fs.uri() && inside(&wal_dir);
+        let (wal_fs, wal_loc) = self.config.wal_location();
+        let in_wal = wal_fs.uri() == fs.uri() && inside(&wal_loc.root);
         if !staged && (inside(&self.config.root) || in_wal) {
             return Err(refuse(format!(
                 "it is inside the server's own files ({}); a load reads there only from the staging directory PrepareBulkLoad gave it",

@@ -10,14 +10,21 @@ pub struct ServerConfig {
     /// The root directory on the filesystem `region.fs` (local unless the root was an
     /// `hdfs://` URI, see [`ServerConfig::from_uri`]).
     pub root: PathBuf,
-    /// `hbase.wal.dir`: where the WAL goes, on `wal_fs`; `None` puts it in `<root>/WALs`
-    /// on the root's filesystem (HBase's default).
+    /// `hbase.wal.dir`: the WAL root, on `wal_fs`: the WAL goes in
+    /// `<wal root>/WALs/<server name>/` and is archived to `<wal root>/oldWALs/`. `None`: the
+    /// root itself, on the root's filesystem (HBase's default).
     pub wal_dir: Option<PathBuf>,
     /// The filesystem of `wal_dir` (local if unset).
     pub wal_fs: Option<Arc<dyn FileSystem>>,
-    /// How the WAL writes: roll size, ASYNC_WAL sync interval, segments kept for reuse
-    /// (`cairn.wal.recycled_segments`).
+    /// How the WAL writes: roll size, roll period (`hbase.regionserver.logroll.period`),
+    /// ASYNC_WAL sync interval, files kept for reuse (`cairn.wal.recycled_segments`), how long
+    /// archived files stay (`hbase.master.logcleaner.ttl`).
     pub wal: WalOptions,
+    /// The server's name, HBase's `host,port,startcode` (`cairn.wal.server.name`): its WAL is
+    /// `<wal root>/WALs/<server name>/`, and every other server directory there is replayed
+    /// at open as a dead server's. The default, [`DEFAULT_SERVER_NAME`], is the same at every
+    /// start, so an embedded store finds its own WAL again.
+    pub server_name: ServerName,
     /// `None`: no block cache (reads go to the files every time).
     pub block_cache: Option<BlockCacheConfig>,
     /// What every region gets: its filesystem, blocking multiplier, compaction policy and throttle.
@@ -138,6 +145,10 @@ impl GlobalMemStoreConfig {
     }
 }
 
+/// The server name a [`ServerConfig`] has unless told otherwise: fixed, so that an embedded
+/// store writes to the same WAL directory at every start.
+pub const DEFAULT_SERVER_NAME: &str = "localhost,16020,0";
+
 /// A finite number, or `None`.
 fn finite(v: &str) -> Option<f64> {
     v.parse::<f64>().ok().filter(|f| f.is_finite())
@@ -181,6 +192,18 @@ impl ServerConfig {
                     .map_err(|e| RegionError::InvalidArgument(e.to_string()))?;
                 self.region.fs = fs;
                 self.root = root;
+            }
+            "cairn.wal.server.name" => {
+                self.server_name = ServerName::parse(v)
+                    .map_err(|e| RegionError::InvalidArgument(format!("{key}: {e}")))?
+            }
+            "hbase.regionserver.logroll.period" => {
+                let ms: u64 = v.parse().map_err(|_| bad())?;
+                self.wal.roll_period = Duration::from_millis(ms.max(1));
+            }
+            "hbase.master.logcleaner.ttl" => {
+                let ms: u64 = v.parse().map_err(|_| bad())?;
+                self.wal.archive_ttl = Duration::from_millis(ms);
             }
             "hbase.wal.dir" => {
                 let (fs, dir) = cairn_fs::resolve(v)
@@ -257,6 +280,7 @@ impl ServerConfig {
             wal_dir: None,
             wal_fs: None,
             wal: WalOptions::default(),
+            server_name: ServerName::parse(DEFAULT_SERVER_NAME).expect("a valid server name"),
             block_cache: None,
             region: RegionConfig::default(),
             background: true,
@@ -284,17 +308,19 @@ impl ServerConfig {
         &self.region.fs
     }
 
-    /// Where the WAL goes: `hbase.wal.dir`, else `<root>/WALs` on the root's filesystem.
-    pub fn wal_location(&self) -> (Arc<dyn FileSystem>, PathBuf) {
-        match &self.wal_dir {
+    /// Where the WAL goes: under the WAL root `hbase.wal.dir`, else the root, on its
+    /// filesystem, in the directory of [`server_name`](Self::server_name).
+    pub fn wal_location(&self) -> (Arc<dyn FileSystem>, WalLocation) {
+        let (fs, root) = match &self.wal_dir {
             Some(d) => (
                 self.wal_fs
                     .clone()
                     .unwrap_or_else(|| Arc::new(cairn_fs::LocalFileSystem)),
                 d.clone(),
             ),
-            None => (self.region.fs.clone(), layout::wal_dir(&self.root)),
-        }
+            None => (self.region.fs.clone(), self.root.clone()),
+        };
+        (fs, WalLocation::new(root, self.server_name.clone()))
     }
 }
 
@@ -420,11 +446,35 @@ mod tests {
     fn the_wal_goes_under_the_root_unless_hbase_wal_dir_says_otherwise() {
         let c = ServerConfig::from_uri("file:///data/cairn").unwrap();
         assert_eq!(c.root, Path::new("/data/cairn"));
-        assert_eq!(c.wal_location().1, Path::new("/data/cairn/WALs"));
+        assert_eq!(
+            c.wal_location().1.dir(),
+            Path::new("/data/cairn/WALs/localhost,16020,0")
+        );
         let mut c = c;
         c.set_property("hbase.wal.dir", "/fast/wal").unwrap();
-        assert_eq!(c.wal_location().1, Path::new("/fast/wal"));
-        assert_eq!(c.wal_location().0.uri(), "file://");
+        c.set_property(
+            "cairn.wal.server.name",
+            "rs1.example.com,16020,1700000000000",
+        )
+        .unwrap();
+        let (fs, loc) = c.wal_location();
+        assert_eq!(
+            loc.dir(),
+            Path::new("/fast/wal/WALs/rs1.example.com,16020,1700000000000")
+        );
+        assert_eq!(loc.archive_dir(), Path::new("/fast/wal/oldWALs"));
+        assert_eq!(fs.uri(), "file://");
         assert!(ServerConfig::from_uri("s3://bucket/x").is_err());
+        for bad in ["localhost", "../up,1,1", "h,1,-1"] {
+            let e = c.set_property("cairn.wal.server.name", bad).unwrap_err();
+            assert!(e.to_string().contains("cairn.wal.server.name"), "{e}");
+        }
+        c.set_property("hbase.regionserver.logroll.period", "60000")
+            .unwrap();
+        c.set_property("hbase.master.logcleaner.ttl", "0").unwrap();
+        assert_eq!(
+            (c.wal.roll_period, c.wal.archive_ttl),
+            (Duration::from_secs(60), Duration::ZERO)
+        );
     }
 }

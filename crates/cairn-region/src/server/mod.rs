@@ -9,6 +9,7 @@ mod config;
 mod global_flush;
 mod health;
 mod open;
+mod recovered_edits;
 mod retired;
 mod split;
 mod split_policy;
@@ -20,7 +21,7 @@ pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::{
     GlobalMemStoreConfig, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
-    DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE,
+    DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE, DEFAULT_SERVER_NAME,
 };
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
@@ -41,7 +42,7 @@ use arc_swap::ArcSwap;
 use cairn_blockcache::{BlockCacheConfig, CombinedBlockCache};
 use cairn_cell::KeyValue;
 use cairn_fs::FileSystem;
-use cairn_wal::{Wal, WalOptions};
+use cairn_wal::{ServerName, Wal, WalLocation, WalOptions};
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::descriptor::{TableDescriptor, TableName};

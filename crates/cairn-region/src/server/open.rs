@@ -1,5 +1,6 @@
-//! Opening the server: tables and regions from the root directory, then the WAL replayed
-//! into them (recovery).
+//! Opening the server: tables and regions from the root directory, then what a crash left
+//! replayed into them (recovery): each region's `recovered.edits`, this server's WAL and every
+//! dead server's under the WAL root (cairn's earlier runs, an HBase whose root this is).
 
 use super::*;
 
@@ -10,9 +11,19 @@ pub struct RecoveryReport {
     pub tables: usize,
     /// Regions opened across those tables.
     pub regions: usize,
-    /// What reading the WAL's segments found (segments, edits, bytes dropped at a torn tail);
-    /// `None` only in a report no open filled in.
+    /// What reading the WAL files found (files, edits, bytes dropped at a torn tail); `None`
+    /// only in a report no open filled in.
     pub wal: Option<cairn_wal::ReplayReport>,
+    /// Files read from regions' `recovered.edits` (what HBase's `WALSplitter` split out of a
+    /// dead server's WAL).
+    pub recovered_edits_files: usize,
+    /// Edits of those files routed to their region.
+    pub recovered_edits_replayed: u64,
+    /// Bytes of those files replay could not use (a torn tail), one entry per file.
+    pub recovered_edits_dropped: Vec<cairn_wal::Dropped>,
+    /// Edits of HBase's own tables (`hbase:meta`, `hbase:namespace`) found in WAL files:
+    /// cairn does not serve those tables, so the files holding them stay as they are.
+    pub system_edits_kept: u64,
     /// WAL edits routed to a region of this server (including edits whose cells were all flushed
     /// already).
     pub edits_replayed: u64,
@@ -54,9 +65,38 @@ pub(super) fn read_dirs(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<PathBuf>>
     Ok(out)
 }
 
+/// HBase's system namespace: its tables are HBase's own.
+const SYSTEM_NAMESPACE: &str = "hbase";
+/// How a WAL edit names a table of the system namespace.
+const SYSTEM_TABLE_PREFIX: &[u8] = b"hbase:";
+
+/// Logs what replay read: every file of a dead server, every drop (file and offset), and the
+/// edits left for HBase's system tables.
+fn log_replay(wal: &cairn_wal::ReplayReport, report: &RecoveryReport) {
+    for f in wal.files.iter().filter(|f| !f.own || !f.closed) {
+        tracing::info!("replayed {f}");
+    }
+    for d in &wal.dropped {
+        tracing::warn!("WAL replay: {d}; the entries before it were replayed");
+    }
+    for s in &wal.live_servers {
+        tracing::info!("WAL directory of {s} left alone: another process holds it");
+    }
+    if report.system_edits_kept > 0 {
+        tracing::info!(
+            "{} WAL edits of HBase's system tables (hbase:meta, hbase:namespace) left in their \
+             files for HBase: cairn does not serve those tables",
+            report.system_edits_kept
+        );
+    }
+}
+
 impl RegionServer {
-    /// Opens (creating) the root directory: loads every table and region, replays the WAL
-    /// into them, and flushes what was replayed so the old WAL segments can go.
+    /// Opens (creating) the root directory: loads every table and region, replays what a
+    /// crash left into them (their `recovered.edits`, this server's WAL and every dead
+    /// server's under the WAL root), and flushes what was replayed so that the old WAL files
+    /// and the recovered edits can go. A WAL or recovered edits file that cannot be read
+    /// stops the open with an error naming it.
     pub fn open(mut config: ServerConfig) -> Result<Arc<RegionServer>> {
         // One count for every region this server opens, replay included.
         let limits = config
@@ -65,9 +105,9 @@ impl RegionServer {
         config.region.accounting = crate::accounting::RegionServerAccounting::new(limits);
         let root = config.root.clone();
         let fs = config.region.fs.clone();
-        let (wal_fs, wal_dir) = config.wal_location();
+        let (wal_fs, wal_loc) = config.wal_location();
         health::check_free_space(&*fs, &root)?;
-        health::check_free_space(&*wal_fs, &wal_dir)?;
+        health::check_free_space(&*wal_fs, &wal_loc.root)?;
         let data = layout::data_dir(&root);
         fs.mkdirs_durable(&data)
             .map_err(|e| RegionError::io(&data, e))?;
@@ -92,6 +132,11 @@ impl RegionServer {
             .gone
             .extend(retired::archived_regions(&*fs, &root)?);
         for ns in read_dirs(&*fs, &data)? {
+            // HBase's system tables (hbase:meta, hbase:namespace, ...): HBase's, not served
+            // as tables here (cairn-server answers hbase:meta itself), left untouched.
+            if ns.file_name().is_some_and(|n| n == SYSTEM_NAMESPACE) {
+                continue;
+            }
             for tdir in read_dirs(&*fs, &ns)? {
                 let Some(desc) = layout::read_table_descriptor(&*fs, &tdir)? else {
                     continue;
@@ -126,6 +171,9 @@ impl RegionServer {
         type Recovering = (Arc<Region>, BTreeMap<Vec<u8>, u64>);
         let mut by_name: HashMap<Vec<u8>, Recovering> = HashMap::new();
         let mut staged = Vec::new();
+        // Per region, the recovered.edits files to delete once it has flushed them.
+        let mut recovered: HashMap<Vec<u8>, Vec<PathBuf>> = HashMap::new();
+        let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
         for (desc, tdir, rdirs, has_parents) in pending {
             let mut regions = Vec::new();
             for rdir in rdirs {
@@ -142,20 +190,36 @@ impl RegionServer {
                         r.info.encoded_name
                     );
                 }
-                by_name.insert(
-                    r.info.encoded_name.as_bytes().to_vec(),
-                    (r.clone(), r.flushed_sequence_ids()),
-                );
+                let flushed = r.flushed_sequence_ids();
+                let name = r.info.encoded_name.as_bytes().to_vec();
+                let edits = recovered_edits::replay(&*fs, &r, &flushed, &mut report)?;
+                if let Some(max) = edits.max_sequence_id {
+                    seen.insert(name.clone(), max);
+                }
+                if !edits.files.is_empty() {
+                    recovered.insert(name.clone(), edits.files);
+                }
+                by_name.insert(name, (r.clone(), flushed));
                 regions.push(r);
             }
             staged.push((desc, tdir, regions, has_parents));
         }
-        let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
-        let (wal, wal_report) = Wal::open_on(wal_fs, &wal_dir, config.wal.clone(), |edit| {
+        let (wal, wal_report) = Wal::open_on(wal_fs, &wal_loc, config.wal.clone(), |edit| {
             match by_name.get(&edit.region) {
+                // HBase's markers (region events, flush and compaction descriptors) hold no
+                // data; their sequence ids count.
+                Some((r, _)) if edit.is_marker() => {
+                    r.advance_sequence_id(edit.sequence_id);
+                    report.edits_replayed += 1;
+                }
                 Some((r, flushed)) => {
                     report.cells_replayed += r.replay(&edit, flushed);
                     report.edits_replayed += 1;
+                }
+                // Left in their files, which therefore stay, for HBase.
+                None if edit.table.starts_with(SYSTEM_TABLE_PREFIX) => {
+                    report.system_edits_kept += 1;
+                    return Ok(());
                 }
                 None if unopened.obsolete(&edit.region) => report.edits_skipped += 1,
                 None => {
@@ -169,6 +233,7 @@ impl RegionServer {
             Ok(())
         })?;
         drop(by_name);
+        log_replay(&wal_report, &report);
         report.wal = Some(wal_report);
         let wal = Arc::new(wal);
         for (desc, tdir, mut regions, has_parents) in staged {
@@ -177,6 +242,9 @@ impl RegionServer {
                 // old segments can be dropped.
                 if seen.contains_key(r.info.encoded_name.as_bytes()) {
                     r.flush()?;
+                }
+                if let Some(files) = recovered.get(r.info.encoded_name.as_bytes()) {
+                    recovered_edits::remove(&*fs, files)?;
                 }
                 r.attach_wal(wal.clone());
             }

@@ -1,12 +1,17 @@
-//! The background thread: prepares the next segment (so that a roll only renames it), seals
-//! rolled-away segments, makes a rolled-to segment's name durable, and keeps the active
-//! segment (and, once it is half full, the next one) prefaulted ahead of the writer.
+//! The background thread: prepares the next file (so that a roll only renames it), seals
+//! rolled-away files, makes a rolled-to file's name durable, keeps the active file (and,
+//! once it is half full, the next one) prefaulted ahead of the writer, and rolls the active
+//! file once it is older than the roll period.
 
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{sync_dir, Shared, PREFAULT_AHEAD};
 use crate::mapped::{self, Segment};
+
+/// How often the background thread looks at the active file's age.
+const AGE_CHECK: Duration = Duration::from_secs(1);
 
 /// What the background thread is asked to do, under `Shared::bg`.
 #[derive(Default)]
@@ -27,6 +32,23 @@ pub(super) struct Background {
 }
 
 impl Shared {
+    /// `hbase.regionserver.logroll.period`: rolls the active file if it holds anything and is
+    /// older than the roll period (HBase's `LogRoller` does not roll an empty WAL either).
+    fn roll_if_old(&self) {
+        let mut a = self.active.lock();
+        if a.since.elapsed() < self.options.roll_period
+            || a.tally.size <= a.seg.header_len()
+            || self.check().is_err()
+        {
+            return;
+        }
+        // A failed roll changes nothing; the next check tries again (and appends report it).
+        if self.roll_locked(&mut a, 0).is_ok() {
+            drop(a);
+            let _ = self.seal_pending();
+        }
+    }
+
     /// The background thread: prepares the next segment (so that a roll only has to rename
     /// it), makes a rolled-to segment's name durable, and keeps the active segment prefaulted
     /// ahead of the writer.
@@ -36,10 +58,13 @@ impl Shared {
         let mut prefaulted = (0u64, 0u64);
         let mut prefaulted_next = (0u64, 0u64);
         loop {
+            self.roll_if_old();
             let (prepare, prefault) = {
                 let mut b = self.bg.lock();
                 while !b.shutdown && !b.prepare && !b.prefault && !b.seal {
-                    self.bg_wake.wait(&mut b);
+                    if self.bg_wake.wait_for(&mut b, AGE_CHECK).timed_out() {
+                        break;
+                    }
                 }
                 if b.shutdown {
                     return;
@@ -59,7 +84,7 @@ impl Shared {
                 // durable now, so that FSYNC_WAL appenders rarely have to. Failures are left
                 // to them to report.
                 let active = id - 1;
-                if self.durable_name.load(Acquire) < active && sync_dir(&self.dir).is_ok() {
+                if self.durable_name.load(Acquire) < active && sync_dir(&self.paths.dir).is_ok() {
                     self.durable_name.fetch_max(active, Release);
                 }
                 // A failure here is retried (and reported) by the roll that needs the segment.

@@ -101,7 +101,7 @@ impl Shared {
             )
         };
         if self.durable_name.load(Acquire) < id {
-            sync_dir(&self.dir)?;
+            sync_dir(&self.paths.dir)?;
             self.durable_name.fetch_max(id, Release);
         }
         // If the segment was rolled meanwhile, this is the sealed file: still correct.

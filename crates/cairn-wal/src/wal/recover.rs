@@ -5,9 +5,11 @@
 
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
-use super::{sync_dir, Shared, HEADER, PREFAULT_STEP};
-use crate::ledger::next_segment_id;
-use crate::mapped;
+use std::time::Instant;
+
+use super::{sync_dir, Shared, PREFAULT_STEP};
+use crate::ledger::next_number;
+use crate::mapped::{self, TAIL};
 use crate::WalError;
 
 impl Shared {
@@ -20,16 +22,26 @@ impl Shared {
             return Ok(());
         }
         let old_id = a.seg.id();
-        let id = next_segment_id(&self.dir, Some(old_id))?;
-        let next = self.take_prepared(id)?;
-        mapped::publish(&self.dir, id)?;
-        sync_dir(&self.dir)?;
+        let min_id = next_number(Some(old_id), &self.paths.file(old_id))?;
+        let next = self.take_prepared(min_id)?;
+        let id = next.id();
+        mapped::publish(&self.paths, id)?;
+        sync_dir(&self.paths.dir)?;
         self.durable_name.fetch_max(id, Release);
-        a.limit = self.options.roll_size.min(next.capacity()).max(HEADER);
+        let header = next.header_len();
+        a.limit = self
+            .options
+            .roll_size
+            .min(next.capacity())
+            .max(header + TAIL);
         let mut old = std::mem::replace(&mut a.seg, next);
-        let closed = a.tally.finish_segment();
+        a.since = Instant::now();
+        let closed = a.tally.finish_segment(header);
         let size = closed.size;
-        self.closed.lock().ledger.insert(old_id, closed);
+        self.closed
+            .lock()
+            .ledger
+            .insert((old_id, self.paths.file(old_id)), closed);
         a.prefault_at = PREFAULT_STEP;
         a.fresh = true;
         a.epoch += 1;
@@ -80,31 +92,32 @@ mod tests {
     use std::path::Path;
 
     use super::super::MappedWal;
-    use crate::{Durability, WalEdit, WalError, WalOptions};
+    use crate::{Durability, ServerName, WalEdit, WalError, WalLocation, WalOptions};
 
     fn edit(seq: u64) -> WalEdit {
-        WalEdit {
-            region: b"r".to_vec(),
-            sequence_id: seq,
-            write_time_ms: 0,
-            cells: vec![cairn_cell::KeyValue::put(
-                format!("row{seq}").as_bytes(),
-                b"f",
-                b"q",
-                1,
-                b"v",
-            )
-            .unwrap()],
-        }
+        WalEdit::new(
+            b"r".to_vec(),
+            b"t".to_vec(),
+            seq,
+            0,
+            vec![
+                cairn_cell::KeyValue::put(format!("row{seq}").as_bytes(), b"f", b"q", 1, b"v")
+                    .unwrap(),
+            ],
+        )
     }
 
-    fn open(dir: &Path) -> (MappedWal, Vec<u64>) {
+    fn location(root: &Path) -> WalLocation {
+        WalLocation::new(root, ServerName::parse("localhost,16020,1").unwrap())
+    }
+
+    fn open(root: &Path) -> (MappedWal, Vec<u64>) {
         let mut seqs = Vec::new();
         let options = WalOptions {
             roll_size: 64 << 10,
             ..WalOptions::default()
         };
-        let (w, _) = MappedWal::open(dir, options, |e| {
+        let (w, _) = MappedWal::open(&location(root), options, |e| {
             seqs.push(e.sequence_id);
             Ok(())
         })
@@ -112,12 +125,12 @@ mod tests {
         (w, seqs)
     }
 
-    fn segment_count(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
+    fn segment_count(root: &Path) -> usize {
+        std::fs::read_dir(location(root).dir())
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
-                crate::segment::parse_segment_file_name(name.to_str().unwrap()).is_some()
+                crate::names::parse_wal_file_name(name.to_str().unwrap()).is_some()
             })
             .count()
     }
@@ -175,10 +188,10 @@ mod tests {
     fn no_room_for_the_next_segment_fails_the_append_but_not_the_wal() {
         let dir = tempfile::tempdir().unwrap();
         let (w, _) = open(dir.path());
-        // Something takes the next segment's name so that it cannot be prepared: the roll
-        // fails the way a full disk makes it fail, before anything is written.
-        // Wait for the background thread to prepare the next segment, discard it, and put a
-        // directory where its file goes.
+        // The next file cannot be prepared: the roll fails the way a full disk makes it fail,
+        // before anything is written. Wait for the background thread to prepare the next
+        // file, discard it, and put a plain file where the directory files are prepared in
+        // is.
         let started = std::time::Instant::now();
         let next = loop {
             {
@@ -192,9 +205,10 @@ mod tests {
             assert!(started.elapsed().as_secs() < 20, "never prepared");
             std::thread::sleep(std::time::Duration::from_millis(1));
         };
-        let blocker = crate::mapped::tmp_path(dir.path(), next);
-        std::fs::remove_file(&blocker).unwrap();
-        std::fs::create_dir_all(blocker.join("x")).unwrap();
+        let spare = w.shared.paths.spare.clone();
+        std::fs::remove_file(w.shared.paths.tmp(next)).unwrap();
+        std::fs::remove_dir(&spare).unwrap();
+        std::fs::write(&spare, b"in the way").unwrap();
         let mut failed = None;
         for s in 1..=2_000u64 {
             if let Err(e) = w.append(&edit(s), Durability::SyncWal) {
@@ -205,7 +219,8 @@ mod tests {
         let (s, e) = failed.expect("the segment filled up");
         assert!(e.to_string().contains(".tmp"), "{e}");
         assert_eq!(w.failure(), None, "a failed roll does not fail the WAL");
-        std::fs::remove_dir_all(&blocker).unwrap();
+        std::fs::remove_file(&spare).unwrap();
+        std::fs::create_dir(&spare).unwrap();
         w.append(&edit(s), Durability::FsyncWal).unwrap();
         w.close().unwrap();
         let (w, seqs) = open(dir.path());
