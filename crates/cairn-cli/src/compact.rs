@@ -78,7 +78,7 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
         }
     }
     if a.mapred {
-        eprintln!(
+        tracing::warn!(
             "cairn compact: -mapred: no MapReduce here; the stores are compacted by this process"
         );
     }

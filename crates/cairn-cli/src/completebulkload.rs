@@ -131,7 +131,7 @@ impl Options {
                 }
                 // HBase compares with "yes" (case-insensitively).
                 "create.table" => o.create_table = v.eq_ignore_ascii_case("yes"),
-                _ => eprintln!("-D {k}: not a completebulkload property; ignored"),
+                _ => tracing::warn!("-D {k}: not a completebulkload property; ignored"),
             }
         }
         Ok(o)
@@ -260,7 +260,7 @@ pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
         (None, None) => bail!("--data or --hbase is needed"),
     };
     for s in &report.skipped {
-        eprintln!("skipped {s}");
+        tracing::info!("skipped {s}");
     }
     println!(
         "completebulkload: {} file(s) loaded into {} region(s) of {table}; {} split(s)",
@@ -536,7 +536,7 @@ fn load(target: &mut dyn Target, dir: &Path, table: &TableName, o: &Options) -> 
             bail!("Table '{table}' does not exist.");
         }
         let (descriptor, split_keys) = inferred_table(table, &queue)?;
-        eprintln!(
+        tracing::info!(
             "completebulkload: creating table {table} with families [{}] and {} split key(s) \
              inferred from the files (create.table=yes)",
             descriptor
@@ -594,7 +594,7 @@ fn load(target: &mut dyn Target, dir: &Path, table: &TableName, o: &Options) -> 
                 report.files_loaded += items.len();
                 touched.insert(region.encoded_name.clone());
             } else {
-                eprintln!(
+                tracing::warn!(
                     "Attempt to bulk load region {} of table {table} failed. This is \
                      recoverable and they will be retried.",
                     region.region_name()
@@ -707,7 +707,7 @@ fn check_families(
     if !ignore {
         bail!(msg);
     }
-    eprintln!("{msg}");
+    tracing::warn!("{msg}");
     queue.retain(|i| valid.contains(&String::from_utf8_lossy(&i.family).into_owned()));
     Ok(())
 }
@@ -725,7 +725,7 @@ fn group_or_split(
         let reader = HFileReader::open(&item.path, ReaderOptions::default())
             .with_context(|| format!("opening {}", item.path.display()))?;
         let Some((first, last)) = hfile_row_range(&reader)? else {
-            eprintln!("{} has no entries, skipping", item.path.display());
+            tracing::info!("{} has no entries, skipping", item.path.display());
             continue;
         };
         if first > last {
@@ -751,7 +751,7 @@ fn group_or_split(
         }
         let last_idx = t.region_index(&last);
         let split_point = t.regions[(first_idx + last_idx) / 2].end_key.clone();
-        eprintln!(
+        tracing::info!(
             "HFile at {} no longer fits inside a single region. Splitting at {}",
             item.path.display(),
             cairn_cell::Escaped(&split_point)
@@ -778,7 +778,7 @@ fn group_or_split(
         // an original input file, but its check looks at the `.tmp` directory it has just
         // chosen, so it deletes every split source, originals included. Same here.
         if let Err(e) = std::fs::remove_file(&item.path) {
-            eprintln!(
+            tracing::warn!(
                 "Unable to delete temporary split file {}: {e}",
                 item.path.display()
             );

@@ -1,19 +1,12 @@
 //! HBase's `-D NAME=VALUE` properties, as every subcommand takes them (Hadoop's
 //! `GenericOptionsParser`): split once here, each subcommand deciding what its names mean.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 /// A `-D` argument split at its first `=`: the name trimmed, the value as given (it may hold
 /// `=` itself). No `=`, or an empty name, is an error naming the argument.
 pub fn split(arg: &str) -> Result<(&str, &str)> {
-    let Some((name, value)) = arg.split_once('=') else {
-        bail!("-D {arg}: expected NAME=VALUE");
-    };
-    let name = name.trim();
-    if name.is_empty() {
-        bail!("-D {arg}: the name is empty");
-    }
-    Ok((name, value))
+    Ok(cairn_conf::split_define(arg)?)
 }
 
 #[cfg(test)]

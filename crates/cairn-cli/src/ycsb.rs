@@ -123,7 +123,7 @@ fn parse(a: &YcsbArgs) -> Result<Option<YcsbOptions>> {
             }
             "-db" => {
                 let db = value("-db")?;
-                eprintln!("cairn ycsb: note: -db {db} ignored: the embedded store is the database");
+                tracing::info!("cairn ycsb: -db {db} ignored: the embedded store is the database");
             }
             "-load" | "-t" => {
                 let want = if name == "-load" {

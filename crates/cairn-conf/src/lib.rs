@@ -53,6 +53,9 @@ pub enum ConfError {
     /// A `-D` argument is not `name=value`.
     #[error("-D {0}: expected NAME=VALUE")]
     Define(String),
+    /// A `-D` argument's name is empty.
+    #[error("-D {0}: the name is empty")]
+    EmptyName(String),
 }
 
 /// One property's value and where it came from.
@@ -172,11 +175,7 @@ impl Configuration {
     /// Sets `-D name=value` arguments in order.
     pub fn set_defines<S: AsRef<str>>(&mut self, defines: &[S]) -> Result<(), ConfError> {
         for d in defines {
-            let d = d.as_ref();
-            let (name, value) = d
-                .split_once('=')
-                .filter(|(n, _)| !n.trim().is_empty())
-                .ok_or_else(|| ConfError::Define(d.to_string()))?;
+            let (name, value) = split_define(d.as_ref())?;
             self.set(name, value);
         }
         Ok(())
@@ -243,6 +242,20 @@ impl Configuration {
             .map(|(k, _)| k.clone())
             .collect()
     }
+}
+
+/// A `-D NAME=VALUE` argument (Hadoop's `GenericOptionsParser`) split at its first `=`: the
+/// name trimmed, the value as given (it may hold `=` itself). Every subcommand splits its
+/// `-D`s here.
+pub fn split_define(arg: &str) -> Result<(&str, &str), ConfError> {
+    let (name, value) = arg
+        .split_once('=')
+        .ok_or_else(|| ConfError::Define(arg.to_string()))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(ConfError::EmptyName(arg.to_string()));
+    }
+    Ok((name, value))
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ fn run(config: ServerConfig, rows: u64, value_size: usize, gets: u64, puts: u64)
     let t = TableName::parse("bench").unwrap();
     let s = RegionServer::open(config.clone()).unwrap();
     let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("info0"));
-    d.memstore_flush_size = 1 << 40;
+    d.memstore_flush_size = Some(1 << 40);
     s.create_table(d, &[]).unwrap();
     let value = vec![b'v'; value_size];
     // Loaded with ASYNC_WAL and flushed in four parts: four store files to compact.

@@ -38,7 +38,7 @@ fn main() {
     let s = RegionServer::open(config).unwrap();
     let t = TableName::parse("bench").unwrap();
     let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-    d.memstore_flush_size = 1 << 40;
+    d.memstore_flush_size = Some(1 << 40);
     s.create_table(d, &[]).unwrap();
     let value = vec![b'v'; value_size];
     let mut x = 0x9e3779b97f4a7c15u64;

@@ -305,8 +305,10 @@ pub struct TableDescriptor {
     pub name: TableName,
     /// Its column families, one store each per region, in the order they were added.
     pub families: Vec<ColumnFamilyDescriptor>,
-    /// `MEMSTORE_FLUSHSIZE` (`hbase.hregion.memstore.flush.size`, 128 MiB).
-    pub memstore_flush_size: u64,
+    /// `MEMSTORE_FLUSHSIZE` when the table sets it; `None`: the server's
+    /// `hbase.hregion.memstore.flush.size` (128 MiB unless configured), read when the region
+    /// flushes, as HBase reads it.
+    pub memstore_flush_size: Option<u64>,
     /// `DURABILITY`: what a mutation that says USE_DEFAULT gets (SYNC_WAL).
     pub durability: cairn_wal::Durability,
     /// The table's other attributes by HBase's names, kept as given: `SPLIT_POLICY`,
@@ -321,10 +323,16 @@ impl TableDescriptor {
         TableDescriptor {
             name,
             families: Vec::new(),
-            memstore_flush_size: DEFAULT_MEMSTORE_FLUSH_SIZE,
+            memstore_flush_size: None,
             durability: cairn_wal::Durability::SyncWal,
             values: Default::default(),
         }
+    }
+
+    /// The flush size of the table's regions: its own `MEMSTORE_FLUSHSIZE`, else `server`'s
+    /// (`hbase.hregion.memstore.flush.size`).
+    pub fn flush_size(&self, server: u64) -> u64 {
+        self.memstore_flush_size.unwrap_or(server)
     }
 
     /// Sets a table attribute by HBase's name (`SPLIT_POLICY`, `MAX_FILESIZE`, ...).

@@ -280,13 +280,15 @@ pub fn encode_table_descriptor(d: &TableDescriptor) -> Vec<u8> {
             namespace: d.name.namespace.as_bytes().to_vec(),
             qualifier: d.name.qualifier.as_bytes().to_vec(),
         }),
-        attributes: [
-            pair("MEMSTORE_FLUSHSIZE", d.memstore_flush_size.to_string()),
-            pair("DURABILITY", d.durability.name().to_string()),
-        ]
-        .into_iter()
-        .chain(d.values.iter().map(|(k, v)| pair(k, v.clone())))
-        .collect(),
+        // MEMSTORE_FLUSHSIZE only when the table sets its own: without it HBase (and cairn)
+        // use the server's hbase.hregion.memstore.flush.size.
+        attributes: d
+            .memstore_flush_size
+            .map(|n| pair("MEMSTORE_FLUSHSIZE", n.to_string()))
+            .into_iter()
+            .chain([pair("DURABILITY", d.durability.name().to_string())])
+            .chain(d.values.iter().map(|(k, v)| pair(k, v.clone())))
+            .collect(),
         column_families: d
             .families
             .iter()
@@ -334,7 +336,7 @@ pub fn decode_table_descriptor(bytes: &[u8], path: &Path) -> Result<TableDescrip
             b"MEMSTORE_FLUSHSIZE" => {
                 if let Ok(n) = v.parse::<i64>() {
                     if n > 0 {
-                        d.memstore_flush_size = n as u64;
+                        d.memstore_flush_size = Some(n as u64);
                     }
                 }
             }

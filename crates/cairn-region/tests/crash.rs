@@ -41,7 +41,7 @@ fn crash_child() {
     let t = table();
     if s.table(&t).is_err() {
         let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-        d.memstore_flush_size = 48 * 1024;
+        d.memstore_flush_size = Some(48 * 1024);
         s.create_table(d, &[b"k05".to_vec()]).unwrap();
         println!("created");
     }

@@ -70,7 +70,7 @@ fn table(s: &RegionServer) -> TableName {
     let t = TableName::parse("full").unwrap();
     if s.table(&t).is_err() {
         let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-        d.memstore_flush_size = 1 << 20;
+        d.memstore_flush_size = Some(1 << 20);
         s.create_table(d, &[]).unwrap();
     }
     t

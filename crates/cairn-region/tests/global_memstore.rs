@@ -32,7 +32,7 @@ fn config(dir: &std::path::Path, upper: u64, lower: f64, wait: Duration) -> Serv
 fn create(s: &RegionServer, regions: usize) -> TableName {
     let t = TableName::parse("t").unwrap();
     let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-    d.memstore_flush_size = 1 << 30;
+    d.memstore_flush_size = Some(1 << 30);
     let splits: Vec<Vec<u8>> = (1..regions)
         .map(|i| format!("r{i:02}").into_bytes())
         .collect();

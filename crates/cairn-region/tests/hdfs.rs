@@ -276,7 +276,7 @@ fn hdfs_crash_child() {
     let t = TableName::parse("crash").unwrap();
     if s.table(&t).is_err() {
         let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-        d.memstore_flush_size = 256 * 1024;
+        d.memstore_flush_size = Some(256 * 1024);
         s.create_table(d, &[b"k05".to_vec()]).unwrap();
     }
     println!("ready");

@@ -601,7 +601,7 @@ fn a_growing_table_splits_by_itself() {
     let s = RegionServer::open(c.clone()).unwrap();
     let t = TableName::parse("grow").unwrap();
     let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("a"));
-    d.memstore_flush_size = 32 * 1024;
+    d.memstore_flush_size = Some(32 * 1024);
     s.create_table(d, &[]).unwrap();
     let n = 4000;
     for i in 0..n {
@@ -726,4 +726,73 @@ fn a_scan_goes_on_across_splits_and_merges_made_while_it_runs() {
             }
         }
     }
+}
+
+/// `hbase.hregion.memstore.flush.size` is the flush size of every table that does not set
+/// `MEMSTORE_FLUSHSIZE` (and so what its first split steps from), as in HBase; a table's own
+/// value wins; the server's is not written into the table's descriptor.
+#[test]
+fn the_servers_flush_size_is_every_table_without_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), true);
+    c.set_property(
+        "hbase.regionserver.region.split.policy",
+        "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy",
+    )
+    .unwrap();
+    c.set_property("hbase.hregion.memstore.flush.size", "32768")
+        .unwrap();
+    let s = RegionServer::open(c.clone()).unwrap();
+    let inherits = TableName::parse("inherits").unwrap();
+    let own = TableName::parse("own").unwrap();
+    s.create_table(
+        TableDescriptor::new(inherits.clone()).with_family(ColumnFamilyDescriptor::new("a")),
+        &[],
+    )
+    .unwrap();
+    let mut d = TableDescriptor::new(own.clone()).with_family(ColumnFamilyDescriptor::new("a"));
+    d.memstore_flush_size = Some(1 << 30);
+    s.create_table(d, &[]).unwrap();
+    for t in [&inherits, &own] {
+        for i in 0..2000 {
+            let p = Put::new(row(i)).add("a", "q", vec![b'x'; 100]);
+            while let Err(e) = s.put(t, &p) {
+                assert!(matches!(e, RegionError::RegionTooBusy { .. }), "{e}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    let files = |t: &TableName| -> u64 {
+        s.table(t)
+            .unwrap()
+            .regions
+            .iter()
+            .flat_map(|r| r.metric_values())
+            .filter(|(k, _)| *k == "storeFileCount")
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while files(&inherits) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "never flushed at the server's size"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(files(&own), 0, "a table's own flush size wins");
+    let stored = s.table(&inherits).unwrap().descriptor.memstore_flush_size;
+    s.close().unwrap();
+    drop(s);
+    assert_eq!(stored, None);
+    // Reopened without the property: the table follows the server's (default) size again.
+    let s = RegionServer::open(config(dir.path(), false)).unwrap();
+    assert_eq!(
+        s.table(&inherits).unwrap().descriptor.memstore_flush_size,
+        None
+    );
+    assert_eq!(
+        s.table(&own).unwrap().descriptor.memstore_flush_size,
+        Some(1 << 30)
+    );
 }

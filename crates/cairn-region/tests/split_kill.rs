@@ -53,7 +53,7 @@ fn split_kill_child() {
     if s.table(&t).is_err() {
         let mut d = TableDescriptor::new(t.clone())
             .with_family(ColumnFamilyDescriptor::new("f").block_size(1024));
-        d.memstore_flush_size = 16 * 1024;
+        d.memstore_flush_size = Some(16 * 1024);
         s.create_table(d, &[]).unwrap();
     }
     let threads: Vec<_> = (0..2)

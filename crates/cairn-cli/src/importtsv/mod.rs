@@ -137,7 +137,7 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         Err(e) => return usage(e.into()),
     };
     for k in &o.ignored {
-        eprintln!("cairn importtsv: -D {k} has no meaning here; ignored");
+        tracing::warn!("cairn importtsv: -D {k} has no meaning here; ignored");
     }
     let input = Path::new(&a.args[1]);
     let files = input::input_files(input)?;

@@ -45,6 +45,9 @@ pub struct RegionConfig {
     /// `hbase.hregion.memstore.block.multiplier` (4): writes fail with RegionTooBusy above
     /// flush size × this.
     pub block_multiplier: u64,
+    /// `hbase.hregion.memstore.flush.size` (128 MiB): the flush size of tables that do not
+    /// set `MEMSTORE_FLUSHSIZE`.
+    pub flush_size: u64,
     /// `hbase.hstore.compaction.*`: which files a compaction selects and when a major is due.
     pub compaction: CompactionConfig,
     /// `hbase.hstore.compaction.throughput.higher.bound`: how fast compactions may write.
@@ -66,6 +69,7 @@ impl Default for RegionConfig {
     fn default() -> Self {
         RegionConfig {
             block_multiplier: 4,
+            flush_size: crate::descriptor::DEFAULT_MEMSTORE_FLUSH_SIZE,
             compaction: CompactionConfig::default(),
             throttle: Throttle::default(),
             fs: Arc::new(LocalFileSystem),
@@ -258,9 +262,14 @@ impl Region {
             .any(|s| s.file_count() >= self.config.compaction.blocking_files)
     }
 
-    /// Whether the memstores have passed the table's flush size (`MEMSTORE_FLUSHSIZE`).
+    /// The flush size: the table's `MEMSTORE_FLUSHSIZE`, else the server's.
+    pub fn flush_size(&self) -> u64 {
+        self.descriptor.flush_size(self.config.flush_size)
+    }
+
+    /// Whether the memstores have passed the flush size.
     pub fn needs_flush(&self) -> bool {
-        self.memstore_size() > self.descriptor.memstore_flush_size
+        self.memstore_size() > self.flush_size()
     }
 
     /// Highest sequence id in the store files, per family (edits at or below it are
@@ -396,7 +405,7 @@ pub(super) mod tests {
         let mut d = TableDescriptor::new(TableName::parse("t").unwrap())
             .with_family(ColumnFamilyDescriptor::new("f").max_versions(3))
             .with_family(ColumnFamilyDescriptor::new("g"));
-        d.memstore_flush_size = flush_size;
+        d.memstore_flush_size = Some(flush_size);
         let info = RegionInfo::new(d.name.clone(), start, end, 1);
         Region::create(dir, info, Arc::new(d), None, None, RegionConfig::default()).unwrap()
     }

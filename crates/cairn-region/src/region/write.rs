@@ -30,8 +30,7 @@ impl Region {
     ) -> Result<u64> {
         self.check_open()?;
         let limit = self
-            .descriptor
-            .memstore_flush_size
+            .flush_size()
             .saturating_mul(self.config.block_multiplier);
         let size = self.memstore_size();
         if size > limit {

@@ -234,6 +234,11 @@ impl ServerConfig {
             "hbase.hregion.memstore.block.multiplier" => {
                 self.region.block_multiplier = v.parse().map_err(|_| bad())?
             }
+            // The flush size of every table without its own MEMSTORE_FLUSHSIZE, as HBase's
+            // HRegion reads it.
+            "hbase.hregion.memstore.flush.size" => {
+                self.region.flush_size = v.parse().ok().filter(|n| *n > 0).ok_or_else(bad)?
+            }
             "hbase.hstore.compaction.throughput.higher.bound" => {
                 let n: u64 = v.parse().map_err(|_| bad())?;
                 self.region.throttle.bytes_per_second = (n > 0).then_some(n);
@@ -342,6 +347,11 @@ mod tests {
         assert_eq!(c.region.compaction.major_period_ms, 0);
         set(&mut c, "hbase.hregion.memstore.block.multiplier", "8");
         assert_eq!(c.region.block_multiplier, 8);
+        set(&mut c, "hbase.hregion.memstore.flush.size", "2097152");
+        assert_eq!(c.region.flush_size, 2 << 20);
+        assert!(c
+            .set_property("hbase.hregion.memstore.flush.size", "0")
+            .is_err());
         set(
             &mut c,
             "hbase.hstore.compaction.throughput.higher.bound",

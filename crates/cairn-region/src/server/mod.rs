@@ -729,7 +729,7 @@ pub(super) mod tests {
         Arc::get_mut(&mut s).expect("no other owner").flush_tx = Some(tx);
         let t = TableName::parse("t").unwrap();
         let mut d = TableDescriptor::new(t.clone()).with_family(ColumnFamilyDescriptor::new("f"));
-        d.memstore_flush_size = 1024;
+        d.memstore_flush_size = Some(1024);
         s.create_table(d, &[]).unwrap();
         let name = s.table(&t).unwrap().regions[0].info.region_name_bytes();
         let (_, r) = s.region_by_name(&name).unwrap();

@@ -497,6 +497,7 @@ impl RegionServer {
         let Some(limit) = self.config.split.size_to_check(
             policy,
             desc,
+            self.config.region.flush_size,
             on_server,
             split_policy::jitter_rate(&region.info.encoded_name),
         ) else {

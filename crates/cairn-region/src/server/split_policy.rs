@@ -120,6 +120,7 @@ impl SplitConfig {
         &self,
         policy: SplitPolicyKind,
         table: &TableDescriptor,
+        server_flush_size: u64,
         regions_on_server: usize,
         jitter_rate: f64,
     ) -> Option<u64> {
@@ -127,7 +128,7 @@ impl SplitConfig {
         let jittered = (max as f64 + max as f64 * jitter_rate * self.jitter).max(1.0) as u64;
         let initial = self
             .initial_size
-            .unwrap_or_else(|| table.memstore_flush_size.saturating_mul(2));
+            .unwrap_or_else(|| table.flush_size(server_flush_size).saturating_mul(2));
         Some(match policy {
             SplitPolicyKind::Disabled => return None,
             SplitPolicyKind::ConstantSize => jittered,
@@ -223,8 +224,8 @@ mod tests {
         c.set("hbase.hregion.max.filesize", "1000000").unwrap();
         c.set("hbase.hregion.max.filesize.jitter", "0").unwrap();
         let mut t = TableDescriptor::new(TableName::parse("t").unwrap());
-        t.memstore_flush_size = 1000;
-        let size = |p, n| c.size_to_check(p, &t, n, 0.3);
+        t.memstore_flush_size = Some(1000);
+        let size = |p, n| c.size_to_check(p, &t, 7, n, 0.3);
         // Stepping: 2 × flush size while one region of the table is here, then the max.
         assert_eq!(size(SplitPolicyKind::Stepping, 1), Some(2000));
         assert_eq!(size(SplitPolicyKind::Stepping, 2), Some(1_000_000));
@@ -238,16 +239,23 @@ mod tests {
             Some(1_000_000)
         );
         assert_eq!(size(SplitPolicyKind::Disabled, 1), None);
+        // A table without its own flush size steps from the server's.
+        let mut own = t.clone();
+        own.memstore_flush_size = None;
+        assert_eq!(
+            c.size_to_check(SplitPolicyKind::Stepping, &own, 3000, 1, 0.0),
+            Some(6000)
+        );
         // The table's MAX_FILESIZE wins over the server's.
         let t2 = t.clone().with_value("MAX_FILESIZE", "5000");
         assert_eq!(
-            c.size_to_check(SplitPolicyKind::ConstantSize, &t2, 1, 0.0),
+            c.size_to_check(SplitPolicyKind::ConstantSize, &t2, 7, 1, 0.0),
             Some(5000)
         );
         // Jitter: ±(jitter / 2) of the max.
         c.set("hbase.hregion.max.filesize.jitter", "0.25").unwrap();
         assert_eq!(
-            c.size_to_check(SplitPolicyKind::ConstantSize, &t, 2, -0.5),
+            c.size_to_check(SplitPolicyKind::ConstantSize, &t, 7, 2, -0.5),
             Some(875_000)
         );
         assert!(c.set("hbase.hregion.max.filesize", "0").is_err());
