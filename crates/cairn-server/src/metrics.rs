@@ -482,6 +482,25 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
+/// A metric name as Prometheus takes it (`[a-zA-Z_:][a-zA-Z0-9_:]*`): every other character
+/// (the dots of HBase's `exceptions.<Name>` metrics) becomes `_`. `/jmx` keeps HBase's names.
+fn prometheus_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
+}
+
 /// Prometheus text exposition format (version 0.0.4).
 pub fn prometheus(sources: &[Source]) -> String {
     let mut out = String::new();
@@ -494,7 +513,7 @@ pub fn prometheus(sources: &[Source]) -> String {
             }
         }
         for name in names {
-            let full = format!("cairn_{}_{}", s.name, name);
+            let full = prometheus_name(&format!("cairn_{}_{}", s.name, name));
             let mut family = s.samples.iter().filter(|m| m.name == name).peekable();
             let kind = family.peek().map_or(Kind::Gauge, |m| m.kind);
             let _ = writeln!(
@@ -607,6 +626,16 @@ mod tests {
         assert_eq!(get("globalMemStoreSize"), Some((0.0, Kind::Gauge)));
         assert_eq!(get("updatesBlockedCount"), Some((0.0, Kind::Counter)));
         assert_eq!(get("updatesBlockedTime"), Some((0.0, Kind::Counter)));
+    }
+
+    #[test]
+    fn prometheus_names_keep_to_prometheus_characters() {
+        assert_eq!(
+            prometheus_name("cairn_ipc_exceptions.callQueueTooBig"),
+            "cairn_ipc_exceptions_callQueueTooBig"
+        );
+        assert_eq!(prometheus_name("a:b_c9"), "a:b_c9");
+        assert_eq!(prometheus_name("9x-y"), "_9x_y");
     }
 
     #[test]

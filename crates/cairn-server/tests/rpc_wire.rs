@@ -738,6 +738,28 @@ fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
         "{prom}"
     );
     assert!(prom.contains("UnknownScannerException"), "{prom}");
+    // Every sample line is Prometheus' text format: a valid metric name (HBase's dotted
+    // exception counters included), optional labels, a number.
+    let body = prom.split("\r\n\r\n").nth(1).unwrap_or(&prom);
+    for line in body.lines().filter(|l| !l.is_empty()) {
+        let sample = match line.strip_prefix("# TYPE ") {
+            Some(t) => t,
+            None if line.starts_with('#') => continue,
+            None => line,
+        };
+        let name_end = sample.find(['{', ' ']).unwrap_or(sample.len());
+        let name = &sample[..name_end];
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        assert!(valid, "not a Prometheus metric name in {line:?}");
+        if !line.starts_with('#') {
+            let value = line.rsplit(' ').next().unwrap();
+            assert!(value.parse::<f64>().is_ok(), "not a value in {line:?}");
+        }
+    }
     let jmx = get("/jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=IPC");
     assert!(jmx.contains("\"QueueCallTime_num_ops\""), "{jmx}");
     assert!(jmx.contains("\"sentBytes\""), "{jmx}");
