@@ -682,6 +682,15 @@ impl MobCheck {
         }
         let file = String::from_utf8_lossy(&value[4..]).to_string();
         let family = String::from_utf8_lossy(key.family()).to_string();
+        // The names come from the file being checked: each must be one plain path component,
+        // so a crafted cell cannot send the lookup outside the root.
+        if cairn_region::names::child(root, &file).is_err()
+            || cairn_region::names::child(root, &family).is_err()
+        {
+            self.missing += 1;
+            eprintln!("ERROR, wrong value format in mob reference cell {key}");
+            return Ok(());
+        }
         // MobUtils.getMobRegionInfo: the table's region starting at ".mob", id 0.
         let mob_region = cairn_region::RegionInfo::new(table.clone(), b".mob", b"", 0).encoded_name;
         let live = root

@@ -377,4 +377,19 @@ fn mob_integrity_finds_missing_mob_files() {
     assert!(o.status.success(), "{}", text(&o));
     let o = cairn(&["hfile", "-i", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "-i needs --data: {}", text(&o));
+    // A MOB file name that is a path (from a crafted file) is a bad reference, not a lookup
+    // outside the root.
+    let mut tags = tag(5, b"");
+    tags.extend(tag(6, b"t"));
+    let mut value = 100u32.to_be_bytes().to_vec();
+    value.extend_from_slice(b"../../../../etc/hostname");
+    let crafted = root.path().join("cf").join("crafted");
+    write_cells(&crafted, &[("r1", "cf", &value, tags)]);
+    let o = cairn(&["hfile", "--data", data, "-i", crafted.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("ERROR, wrong value format in mob reference cell r1/cf:q"),
+        "{}",
+        text(&o)
+    );
 }
