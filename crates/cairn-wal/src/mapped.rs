@@ -107,6 +107,21 @@ pub(crate) fn io_err<'a>(
     }
 }
 
+/// The steps of [`Segment::seal`], in the order it takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SealStep {
+    /// The file cut right after the end marker.
+    Cut,
+    /// The trailer over the marker, in one store.
+    Trailer,
+    /// The pages unmapped and the file fdatasync'ed.
+    Sync,
+}
+
+impl SealStep {
+    const ALL: [SealStep; 3] = [SealStep::Cut, SealStep::Trailer, SealStep::Sync];
+}
+
 /// One mapped WAL file. Not `Clone`: the owner of the `Segment` is the only writer of the
 /// mapping (`write_at` takes `&mut self`); others may hold the file (to fdatasync it) or the
 /// mapping (to prefault it), neither of which touches the bytes.
@@ -329,8 +344,9 @@ impl Segment {
         // SAFETY: the destination `[offset, offset + len)` lies inside the mapping, which is
         // `capacity` bytes long (checked above; `capacity` never exceeds the mapped length).
         // Every page of it is backed by the file: the file was extended to at least `capacity`
-        // before it was mapped, and nothing shrinks it while this `Segment` can write: the only
-        // truncation is `seal`, which first lowers `capacity` to 0. No other cairn process
+        // before it was mapped, and nothing shrinks it below `capacity` while this `Segment`
+        // can write: the only truncation is `seal`, which first lowers `capacity` to the new
+        // length (and to 0 once the file is sealed). No other cairn process
         // truncates it either: the WAL holds an exclusive lock on its directory for as long
         // as it is open (replay, which seals files a crash left open, runs under that lock,
         // and leaves directories other processes hold alone), and nothing else in cairn
@@ -351,24 +367,53 @@ impl Segment {
     /// file after it (a sealed file holds no unused tail) and fdatasyncs it: the file is
     /// closed as HBase closes its WALs. The file can no longer be written.
     ///
-    /// The written pages are unmapped first. Writing back a page that is still mapped makes
-    /// the kernel write-protect it in the page table and flush that entry from every CPU the
-    /// process runs on, one inter-processor interrupt per page: for a 128 MiB segment that was
-    /// ~15% of all CPU of a one-writer put benchmark, and it stalled the writer on the other
-    /// core. Unmapped first, the whole range leaves the TLBs in one batched flush.
+    /// The file is cut first, right after the marker, and the trailer then replaces the
+    /// marker in one store: a process killed at any point leaves a file that ends at the
+    /// marker (which HBase's reader takes as the end of a WAL whose writer died) or at the
+    /// trailer. Written the other way round, a kill between the two left a trailer in the
+    /// middle of the preallocated file, where neither reader finds an end.
+    ///
+    /// The written pages are unmapped before the fdatasync. Writing back a page that is still
+    /// mapped makes the kernel write-protect it in the page table and flush that entry from
+    /// every CPU the process runs on, one inter-processor interrupt per page: for a 128 MiB
+    /// segment that was ~15% of all CPU of a one-writer put benchmark, and it stalled the
+    /// writer on the other core. Unmapped first, the whole range leaves the TLBs in one
+    /// batched flush.
     pub(crate) fn seal(&mut self, len: u64) -> io::Result<()> {
-        if len + TAIL <= self.capacity {
-            self.write_at(len, &TRAILER);
-        } else {
-            // Only a file whose mapping is already cut (a seal that failed after truncating)
-            // gets here: write the trailer through the file instead.
-            use std::os::unix::fs::FileExt;
-            self.file.write_all_at(&TRAILER, len)?;
+        for step in SealStep::ALL {
+            self.seal_step(len, step)?;
         }
-        self.capacity = 0;
-        self.unmap_pages();
-        self.file.set_len(len + TAIL)?;
-        self.file.sync_data()
+        Ok(())
+    }
+
+    /// One step of [`Segment::seal`]; a process killed after any of them leaves a file both
+    /// readers end cleanly (the `seal` tests stop after each).
+    fn seal_step(&mut self, len: u64, step: SealStep) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        match step {
+            SealStep::Cut if len + TAIL <= self.capacity => {
+                // Nothing past the marker may be written from here on: the file ends there.
+                self.capacity = len + TAIL;
+                self.file.set_len(len + TAIL)
+            }
+            // Only a file whose mapping is already cut (a seal that failed after truncating,
+            // or one sealed before) gets here: the trailer goes through the file instead.
+            SealStep::Cut => self
+                .file
+                .write_all_at(&TRAILER, len)
+                .and_then(|()| self.file.set_len(len + TAIL)),
+            SealStep::Trailer => {
+                if len + TAIL <= self.capacity {
+                    self.store_u64(len, u64::from_ne_bytes(TRAILER));
+                }
+                Ok(())
+            }
+            SealStep::Sync => {
+                self.capacity = 0;
+                self.unmap_pages();
+                self.file.sync_data()
+            }
+        }
     }
 
     /// Drops the page table entries of the whole mapping, best effort. The bytes stay: the
@@ -402,16 +447,18 @@ pub(crate) fn publish(paths: &Paths, id: u64) -> Result<(), WalError> {
     std::fs::rename(&tmp, paths.file(id)).map_err(io_err("rename into the WAL directory", &tmp, 0))
 }
 
-/// Seals a file replay found unsealed (its writer died): HBase's trailer at `end`, the file
-/// cut after it, fdatasync'ed.
+/// Seals a file replay found unsealed (its writer died): the file cut at `end`, HBase's
+/// trailer appended, fdatasync'ed. Cut first, so that a crash in between leaves a file that
+/// ends at an entry boundary (or in a trailer cut short), which both readers take as a
+/// clean end, never a trailer with old bytes after it.
 pub(crate) fn seal_file(path: &Path, end: u64) -> Result<(), WalError> {
     use std::os::unix::fs::FileExt;
     let file = OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(io_err("open", path, 0))?;
-    file.write_all_at(&TRAILER, end)
-        .and_then(|()| file.set_len(end + TAIL))
+    file.set_len(end)
+        .and_then(|()| file.write_all_at(&TRAILER, end))
         .and_then(|()| file.sync_data())
         .map_err(io_err("seal (trailer, truncate, fdatasync)", path, end))
 }
@@ -526,6 +573,43 @@ mod tests {
         assert!(scan.trailer && scan.dropped.is_none());
         // Prefaulting a range the truncation removed is harmless.
         populate(seg.map(), 20_000, 0, 20_000);
+    }
+
+    /// A process killed in the middle of a seal (at a roll) leaves a file that ends cleanly
+    /// for cairn's reader, at the marker or the trailer, never a drop; the marker is also
+    /// what HBase's reader takes as the end of a WAL whose writer died.
+    #[test]
+    fn a_seal_stopped_after_any_step_leaves_a_clean_end() {
+        for fresh in [true, false] {
+            for stop in 0..=SealStep::ALL.len() {
+                let dir = tempfile::tempdir().unwrap();
+                let paths = test_paths(dir.path());
+                let mut seg = Segment::prepare(&paths, 1, 8192).unwrap();
+                if !fresh {
+                    // Old bytes past the end, as in a recycled file.
+                    seg.write_at(4000, &[0x5A; 1000]);
+                }
+                let mut at = seg.header_len();
+                for s in 1..=3 {
+                    let (mut e, crc_at) = entry(s);
+                    seg.write_entry(at, &mut e, crc_at);
+                    at += e.len() as u64;
+                }
+                for step in &SealStep::ALL[..stop] {
+                    seg.seal_step(at, *step).unwrap();
+                }
+                let (v, scan) = seqs(&paths.tmp(1));
+                assert_eq!(v, [1, 2, 3], "stopped after {stop} steps");
+                assert!(scan.dropped.is_none(), "stopped after {stop}: {scan:?}");
+                assert!(
+                    scan.marker || scan.trailer,
+                    "stopped after {stop}: {scan:?}"
+                );
+                let bytes = std::fs::read(paths.tmp(1)).unwrap();
+                let tail = &bytes[at as usize..at as usize + 8];
+                assert!(tail == END_MARKER || tail == TRAILER, "{tail:?}");
+            }
+        }
     }
 
     #[test]
