@@ -16,6 +16,7 @@ mod hfile;
 mod importtsv;
 mod pe;
 mod regions;
+mod regionserver;
 mod serve;
 mod wal;
 mod ycsb;
@@ -91,6 +92,10 @@ enum Command {
     /// tools), Thrift1 (happybase), and /metrics, /jmx and /health over HTTP:
     /// `cairn serve [--data DIR] [-p PORT]`.
     Serve(serve::ServeArgs),
+    /// A region server of an HBase cluster (HBase's `hbase regionserver start`): joins the
+    /// master found through hbase.zookeeper.quorum and holds the regions it assigns:
+    /// `cairn regionserver start --conf DIR [-D name=value]...`.
+    Regionserver(regionserver::RegionServerArgs),
     /// The regions of an embedded store's tables (the shell's `list_regions`):
     /// `cairn regions --data DIR [TABLE]`.
     Regions(regions::RegionsArgs),
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Regionserver(a) => regionserver::run(a),
         Command::Regions(a) => regions::run_regions(a),
         Command::Split(a) => regions::run_split(a),
         Command::Merge(a) => regions::run_merge(a),

@@ -90,18 +90,7 @@ struct TlsArgs {
 /// `-D`s, then the options.
 fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     let mut config = cairn_server::Config::default();
-    if let Some(dir) = cairn_conf::Configuration::conf_dir(a.conf.as_deref()) {
-        let mut site = cairn_conf::Configuration::new();
-        site.load_dir(&dir)?;
-        for w in site.warnings() {
-            tracing::warn!("{w}");
-        }
-        for (name, value, entry) in site.iter() {
-            config
-                .set(name, &value)
-                .with_context(|| format!("{}: property {name}", entry.source))?;
-        }
-    }
+    load_site(&mut config, a.conf.as_deref())?;
     if let Some(path) = &a.config {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -147,6 +136,27 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     // -c and -f: the server detects the protocol and transport of each connection.
     let _ = (a.compact, a.framed);
     Ok(config)
+}
+
+/// Applies HBase's configuration directory (`--conf`, else `$HBASE_CONF_DIR`, if either):
+/// its core-site.xml and hbase-site.xml, each property naming its file when refused.
+pub(crate) fn load_site(
+    config: &mut cairn_server::Config,
+    conf: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    if let Some(dir) = cairn_conf::Configuration::conf_dir(conf) {
+        let mut site = cairn_conf::Configuration::new();
+        site.load_dir(&dir)?;
+        for w in site.warnings() {
+            tracing::warn!("{w}");
+        }
+        for (name, value, entry) in site.iter() {
+            config
+                .set(name, &value)
+                .with_context(|| format!("{}: property {name}", entry.source))?;
+        }
+    }
+    Ok(())
 }
 
 /// How a port's TLS is described on its start-up line.

@@ -58,5 +58,8 @@ pub use read::RegionRead;
 pub use read_options::ReadOptions;
 pub use region::{FlushOutcome, Region, RegionConfig};
 pub use scanner::RegionScanner;
-pub use server::{RecoveryReport, RegionServer, Retry, ServerConfig, TableScanner, MIN_FREE_SPACE};
+pub use server::{
+    Hosting, Opened, RecoveryReport, RegionServer, Retry, ServerConfig, TableScanner,
+    MIN_FREE_SPACE,
+};
 pub use store::{CompactionOutcome, Store, Throttle};

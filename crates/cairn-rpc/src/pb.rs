@@ -962,6 +962,126 @@ pub struct GetRegionLoadResponse {
     #[prost(message, repeated, tag = "1")]
     pub region_loads: ::prost::alloc::vec::Vec<RegionLoad>,
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct OpenRegionRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub open_info: ::prost::alloc::vec::Vec<open_region_request::RegionOpenInfo>,
+    #[prost(uint64, optional, tag = "2")]
+    pub server_start_code: ::core::option::Option<u64>,
+    #[prost(uint64, optional, tag = "5")]
+    pub master_system_time: ::core::option::Option<u64>,
+    #[prost(int64, optional, tag = "3")]
+    pub initiating_master_active_time: ::core::option::Option<i64>,
+}
+/// Nested message and enum types in `OpenRegionRequest`.
+pub mod open_region_request {
+    #[derive(Clone, PartialEq, ::prost::Message)]
+    pub struct RegionOpenInfo {
+        #[prost(message, required, tag = "1")]
+        pub region: super::RegionInfo,
+        #[prost(uint32, optional, tag = "2")]
+        pub version_of_offline_node: ::core::option::Option<u32>,
+        #[prost(message, repeated, tag = "3")]
+        pub favored_nodes: ::prost::alloc::vec::Vec<super::ServerName>,
+        #[prost(int64, optional, tag = "5", default = "-1")]
+        pub open_proc_id: ::core::option::Option<i64>,
+    }
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct OpenRegionResponse {
+    #[prost(
+        enumeration = "open_region_response::RegionOpeningState",
+        repeated,
+        packed = "false",
+        tag = "1"
+    )]
+    pub opening_state: ::prost::alloc::vec::Vec<i32>,
+}
+/// Nested message and enum types in `OpenRegionResponse`.
+pub mod open_region_response {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[repr(i32)]
+    pub enum RegionOpeningState {
+        Opened = 0,
+        AlreadyOpened = 1,
+        FailedOpening = 2,
+    }
+    impl RegionOpeningState {
+        /// String value of the enum field names used in the ProtoBuf definition.
+        ///
+        /// The values are not transformed in any way and thus are considered stable
+        /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+        pub fn as_str_name(&self) -> &'static str {
+            match self {
+                Self::Opened => "OPENED",
+                Self::AlreadyOpened => "ALREADY_OPENED",
+                Self::FailedOpening => "FAILED_OPENING",
+            }
+        }
+        /// Creates an enum from field names used in the ProtoBuf definition.
+        pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+            match value {
+                "OPENED" => Some(Self::Opened),
+                "ALREADY_OPENED" => Some(Self::AlreadyOpened),
+                "FAILED_OPENING" => Some(Self::FailedOpening),
+                _ => None,
+            }
+        }
+    }
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WarmupRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region_info: RegionInfo,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WarmupRegionResponse {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region: RegionSpecifier,
+    #[prost(uint32, optional, tag = "2")]
+    pub version_of_closing_node: ::core::option::Option<u32>,
+    #[prost(bool, optional, tag = "3", default = "true")]
+    pub transition_in_zk: ::core::option::Option<bool>,
+    #[prost(message, optional, tag = "4")]
+    pub destination_server: ::core::option::Option<ServerName>,
+    #[prost(uint64, optional, tag = "5")]
+    pub server_start_code: ::core::option::Option<u64>,
+    #[prost(int64, optional, tag = "6", default = "-1")]
+    pub close_proc_id: ::core::option::Option<i64>,
+    #[prost(bool, optional, tag = "7", default = "false")]
+    pub evict_cache: ::core::option::Option<bool>,
+    #[prost(int64, optional, tag = "8")]
+    pub initiating_master_active_time: ::core::option::Option<i64>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseRegionResponse {
+    #[prost(bool, required, tag = "1")]
+    pub closed: bool,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RemoteProcedureRequest {
+    #[prost(uint64, required, tag = "1")]
+    pub proc_id: u64,
+    #[prost(string, required, tag = "2")]
+    pub proc_class: ::prost::alloc::string::String,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    pub proc_data: ::core::option::Option<::prost::alloc::vec::Vec<u8>>,
+    #[prost(int64, optional, tag = "4")]
+    pub initiating_master_active_time: ::core::option::Option<i64>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ExecuteProceduresRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub open_region: ::prost::alloc::vec::Vec<OpenRegionRequest>,
+    #[prost(message, repeated, tag = "2")]
+    pub close_region: ::prost::alloc::vec::Vec<CloseRegionRequest>,
+    #[prost(message, repeated, tag = "3")]
+    pub proc: ::prost::alloc::vec::Vec<RemoteProcedureRequest>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ExecuteProceduresResponse {}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Cell {
     #[prost(bytes = "vec", optional, tag = "1")]
@@ -2682,6 +2802,178 @@ pub struct SecurityPreamableResponse {
     #[prost(string, required, tag = "1")]
     pub server_principal: ::prost::alloc::string::String,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RegionServerStartupRequest {
+    #[prost(uint32, required, tag = "1")]
+    pub port: u32,
+    #[prost(uint64, required, tag = "2")]
+    pub server_start_code: u64,
+    #[prost(uint64, required, tag = "3")]
+    pub server_current_time: u64,
+    #[prost(string, optional, tag = "4")]
+    pub use_this_hostname_instead: ::core::option::Option<::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct RegionServerStartupResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub map_entries: ::prost::alloc::vec::Vec<NameStringPair>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct RegionServerReportRequest {
+    #[prost(message, required, tag = "1")]
+    pub server: ServerName,
+    #[prost(message, optional, tag = "2")]
+    pub load: ::core::option::Option<ServerLoad>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RegionServerReportResponse {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReportRsFatalErrorRequest {
+    #[prost(message, required, tag = "1")]
+    pub server: ServerName,
+    #[prost(string, required, tag = "2")]
+    pub error_message: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReportRsFatalErrorResponse {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetLastFlushedSequenceIdRequest {
+    #[prost(bytes = "vec", required, tag = "1")]
+    pub region_name: ::prost::alloc::vec::Vec<u8>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct GetLastFlushedSequenceIdResponse {
+    #[prost(uint64, required, tag = "1")]
+    pub last_flushed_sequence_id: u64,
+    #[prost(message, repeated, tag = "2")]
+    pub store_last_flushed_sequence_id: ::prost::alloc::vec::Vec<StoreSequenceId>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct RegionStateTransition {
+    #[prost(
+        enumeration = "region_state_transition::TransitionCode",
+        required,
+        tag = "1"
+    )]
+    pub transition_code: i32,
+    #[prost(message, repeated, tag = "2")]
+    pub region_info: ::prost::alloc::vec::Vec<RegionInfo>,
+    #[prost(uint64, optional, tag = "3")]
+    pub open_seq_num: ::core::option::Option<u64>,
+    #[prost(int64, repeated, packed = "false", tag = "4")]
+    pub proc_id: ::prost::alloc::vec::Vec<i64>,
+    #[prost(int64, optional, tag = "5")]
+    pub initiating_master_active_time: ::core::option::Option<i64>,
+}
+/// Nested message and enum types in `RegionStateTransition`.
+pub mod region_state_transition {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[repr(i32)]
+    pub enum TransitionCode {
+        Opened = 0,
+        FailedOpen = 1,
+        Closed = 2,
+        ReadyToSplit = 3,
+        ReadyToMerge = 4,
+        Split = 7,
+        Merged = 8,
+        SplitReverted = 9,
+        MergeReverted = 10,
+    }
+    impl TransitionCode {
+        /// String value of the enum field names used in the ProtoBuf definition.
+        ///
+        /// The values are not transformed in any way and thus are considered stable
+        /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+        pub fn as_str_name(&self) -> &'static str {
+            match self {
+                Self::Opened => "OPENED",
+                Self::FailedOpen => "FAILED_OPEN",
+                Self::Closed => "CLOSED",
+                Self::ReadyToSplit => "READY_TO_SPLIT",
+                Self::ReadyToMerge => "READY_TO_MERGE",
+                Self::Split => "SPLIT",
+                Self::Merged => "MERGED",
+                Self::SplitReverted => "SPLIT_REVERTED",
+                Self::MergeReverted => "MERGE_REVERTED",
+            }
+        }
+        /// Creates an enum from field names used in the ProtoBuf definition.
+        pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+            match value {
+                "OPENED" => Some(Self::Opened),
+                "FAILED_OPEN" => Some(Self::FailedOpen),
+                "CLOSED" => Some(Self::Closed),
+                "READY_TO_SPLIT" => Some(Self::ReadyToSplit),
+                "READY_TO_MERGE" => Some(Self::ReadyToMerge),
+                "SPLIT" => Some(Self::Split),
+                "MERGED" => Some(Self::Merged),
+                "SPLIT_REVERTED" => Some(Self::SplitReverted),
+                "MERGE_REVERTED" => Some(Self::MergeReverted),
+                _ => None,
+            }
+        }
+    }
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ReportRegionStateTransitionRequest {
+    #[prost(message, required, tag = "1")]
+    pub server: ServerName,
+    #[prost(message, repeated, tag = "2")]
+    pub transition: ::prost::alloc::vec::Vec<RegionStateTransition>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReportRegionStateTransitionResponse {
+    #[prost(string, optional, tag = "1")]
+    pub error_message: ::core::option::Option<::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct RemoteProcedureResult {
+    #[prost(uint64, required, tag = "1")]
+    pub proc_id: u64,
+    #[prost(enumeration = "remote_procedure_result::Status", required, tag = "2")]
+    pub status: i32,
+    #[prost(message, optional, tag = "3")]
+    pub error: ::core::option::Option<ForeignExceptionMessage>,
+    #[prost(int64, optional, tag = "4")]
+    pub initiating_master_active_time: ::core::option::Option<i64>,
+}
+/// Nested message and enum types in `RemoteProcedureResult`.
+pub mod remote_procedure_result {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[repr(i32)]
+    pub enum Status {
+        Success = 1,
+        Error = 2,
+    }
+    impl Status {
+        /// String value of the enum field names used in the ProtoBuf definition.
+        ///
+        /// The values are not transformed in any way and thus are considered stable
+        /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+        pub fn as_str_name(&self) -> &'static str {
+            match self {
+                Self::Success => "SUCCESS",
+                Self::Error => "ERROR",
+            }
+        }
+        /// Creates an enum from field names used in the ProtoBuf definition.
+        pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+            match value {
+                "SUCCESS" => Some(Self::Success),
+                "ERROR" => Some(Self::Error),
+                _ => None,
+            }
+        }
+    }
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ReportProcedureDoneRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub result: ::prost::alloc::vec::Vec<RemoteProcedureResult>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReportProcedureDoneResponse {}
 /// ClientMetaService calls. In 2.6 clients use them only with RpcConnectionRegistry
 /// (hbase.client.registry.impl; the default registry reads ZooKeeper instead); since 2.5
 /// region servers answer them as well as masters.

@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cluster;
 pub mod config;
 pub mod connections;
 pub mod handler;

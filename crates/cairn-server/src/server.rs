@@ -111,6 +111,9 @@ pub enum ServeError {
     /// the znodes to point at.
     #[error("zookeeper registration needs the hbase rpc listener (--hbase / hbase.regionserver.port), which is off")]
     ZooKeeperWithoutRpc,
+    /// A region server of a cluster could not start or join (`cairn regionserver`).
+    #[error("{0}")]
+    Cluster(String),
 }
 
 struct Shared {

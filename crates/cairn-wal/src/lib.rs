@@ -303,6 +303,11 @@ pub struct WalOptions {
     /// `hbase.master.logcleaner.ttl` (default 10 min): cairn's own archived files in
     /// `oldWALs/` are deleted once older than this.
     pub archive_ttl: Duration,
+    /// Whether opening replays (and then owns) the WAL directories of dead servers under the
+    /// same root (default true: a standalone server is the only one that would). A region
+    /// server of an HBase cluster leaves them to the master, which has them split
+    /// (`SplitWALProcedure`) into the regions' `recovered.edits`.
+    pub adopt_dead_servers: bool,
 }
 
 impl Default for WalOptions {
@@ -313,6 +318,7 @@ impl Default for WalOptions {
             recycled_segments: 2,
             roll_period: Duration::from_secs(3600),
             archive_ttl: Duration::from_secs(600),
+            adopt_dead_servers: true,
         }
     }
 }

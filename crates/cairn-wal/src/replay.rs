@@ -158,10 +158,13 @@ fn replay_file(
 /// `claim(dir)` is asked for each other server's directory: `Ok(None)` means a live process
 /// holds it (left alone, named in [`ReplayReport::live_servers`]); whatever it returns
 /// otherwise is kept for as long as the WAL is open. `before_read(path)` runs before each
-/// file is read (HDFS recovers the file's lease).
+/// file is read (HDFS recovers the file's lease). Without `adopt_dead`, only this server's
+/// own directory is read.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn replay<C>(
     fs: &dyn FileSystem,
     loc: &WalLocation,
+    adopt_dead: bool,
     mut claim: impl FnMut(&Path) -> Result<Option<C>, WalError>,
     mut before_read: impl FnMut(&Path) -> Result<(), WalError>,
     report: &mut ReplayReport,
@@ -201,7 +204,7 @@ pub(crate) fn replay<C>(
             }
             continue;
         }
-        if e.path == own_dir {
+        if e.path == own_dir || !adopt_dead {
             continue;
         }
         let Some((server, _splitting)) = ServerName::from_wal_dir_name(&name) else {

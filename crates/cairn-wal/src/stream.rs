@@ -117,6 +117,7 @@ impl StreamWal {
         let replayed = replay::replay(
             &*fs,
             loc,
+            options.adopt_dead_servers,
             |_| Ok(Some(())),
             |path| recover_lease(&*fs, path),
             &mut report,

@@ -107,6 +107,10 @@ impl RegionServer {
                 }
             }
         }
+        // In a cluster the master drives splits.
+        if self.config.hosting == Hosting::Assigned {
+            return;
+        }
         if let Err(e) = self.split_if_needed(r) {
             tracing::warn!("split of {} failed: {e}", r.info.region_name());
         }

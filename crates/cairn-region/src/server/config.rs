@@ -52,6 +52,24 @@ pub struct ServerConfig {
     /// `cairn.wal.discard.missing.regions` (false): replay drops the WAL edits of regions it
     /// cannot find (HBase's splitter does) instead of keeping their segments.
     pub discard_missing_region_edits: bool,
+    /// Which regions the server holds: every table under the root (the standalone
+    /// default), or only those a master assigns ([`Hosting::Assigned`]).
+    pub hosting: Hosting,
+}
+
+/// Which regions a server holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hosting {
+    /// Every table and region under the root, opened at start; the server also replays dead
+    /// servers' WALs and splits regions by itself (`cairn serve`).
+    #[default]
+    All,
+    /// Only the regions an HBase master assigns, opened and closed when it says
+    /// ([`RegionServer::open_assigned`](super::RegionServer::open_assigned)); the root
+    /// belongs to the cluster: nothing else there is read or written at start, dead servers'
+    /// WALs are the master's to split, and regions split only when the master drives it
+    /// (`cairn regionserver`).
+    Assigned,
 }
 
 /// HBase's default `hbase.regionserver.global.memstore.size`: 0.4 (of the heap in HBase, of
@@ -296,6 +314,7 @@ impl ServerConfig {
             bulk_load_source_dirs: Vec::new(),
             global_memstore: GlobalMemStoreConfig::default(),
             discard_missing_region_edits: false,
+            hosting: Hosting::All,
         }
     }
 }

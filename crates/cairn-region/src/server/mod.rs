@@ -2,6 +2,7 @@
 //! one block cache, and background flushes and compactions (HBase's `HRegionServer` plus
 //! the parts of the master that create and drop tables).
 
+mod assigned;
 mod background;
 mod bulk_load;
 mod cluster;
@@ -16,11 +17,12 @@ mod split_policy;
 mod table;
 mod transition;
 
+pub use assigned::Opened;
 use background::{spawn_worker, Work};
 pub use bulk_load::{fs_path, STAGING_DIR};
 pub use cluster::CLUSTER_ID_FILE;
 pub use config::{
-    GlobalMemStoreConfig, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
+    GlobalMemStoreConfig, Hosting, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
     DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE, DEFAULT_SERVER_NAME,
 };
 pub use health::{Retry, MIN_FREE_SPACE};

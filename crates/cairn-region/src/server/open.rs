@@ -123,15 +123,32 @@ impl RegionServer {
         let mut pending = Vec::new();
         // Regions whose WAL edits are obsolete: retired with their table, or split and merge
         // parents (offline, or in the archive), all flushed before they went.
+        let assigned = config.hosting == Hosting::Assigned;
+        if assigned {
+            // The master splits dead servers' WALs; this server's own directory is new.
+            config.wal.adopt_dead_servers = false;
+        }
         let mut unopened = retired::Unopened {
-            gone: retired::read_record(&*fs, &root)?,
+            gone: if assigned {
+                Default::default()
+            } else {
+                retired::read_record(&*fs, &root)?
+            },
             discard: config.discard_missing_region_edits,
             missing: BTreeMap::new(),
         };
-        unopened
-            .gone
-            .extend(retired::archived_regions(&*fs, &root)?);
-        for ns in read_dirs(&*fs, &data)? {
+        if !assigned {
+            unopened
+                .gone
+                .extend(retired::archived_regions(&*fs, &root)?);
+        }
+        // A cluster's server opens regions only when the master assigns them.
+        let namespaces = if assigned {
+            Vec::new()
+        } else {
+            read_dirs(&*fs, &data)?
+        };
+        for ns in namespaces {
             // HBase's system tables (hbase:meta, hbase:namespace, ...): HBase's, not served
             // as tables here (cairn-server answers hbase:meta itself), left untouched.
             if ns.file_name().is_some_and(|n| n == SYSTEM_NAMESPACE) {
@@ -272,7 +289,9 @@ impl RegionServer {
             wal.mark_flushed(name, *seq)?;
         }
         report.missing_regions = unopened.report(&wal);
-        retired::prune_record(&*fs, &root, &wal)?;
+        if !assigned {
+            retired::prune_record(&*fs, &root, &wal)?;
+        }
         let mut server = RegionServer {
             config,
             wal,

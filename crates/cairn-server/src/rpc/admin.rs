@@ -14,6 +14,9 @@ use super::Services;
 impl Services {
     /// An `AdminService` call; `None` for a method cairn does not serve.
     pub(super) fn admin(&self, call: &Call, method: &str) -> Option<Result<Reply, RpcError>> {
+        if let Some(r) = self.procedures(call, method) {
+            return Some(r);
+        }
         let r = (|| -> Result<Option<Reply>, RpcError> {
             Ok(Some(match method {
                 "GetRegionInfo" => {
@@ -39,7 +42,11 @@ impl Services {
                     })?
                 }
                 "GetOnlineRegion" => {
-                    let mut infos = vec![meta::meta_region_info()];
+                    // In a cluster, only the regions the master assigned here.
+                    let mut infos = match self.cluster {
+                        Some(_) => Vec::new(),
+                        None => vec![meta::meta_region_info()],
+                    };
                     for name in self.rs.table_names() {
                         if let Ok(t) = self.rs.table(&name) {
                             if t.is_enabled() {

@@ -138,6 +138,7 @@ mod tests {
             max_result_size: 1 << 20,
             min_scan_time_limit: Duration::from_millis(10),
             info_port: None,
+            cluster: None,
         };
         (s, rs, t)
     }

@@ -38,7 +38,8 @@ impl Services {
     /// with its text, `<name> is not online on <server>`: the client then looks the row up
     /// in meta again and retries there.
     pub fn target(&self, spec: &pb::RegionSpecifier) -> Result<Target, RpcError> {
-        if meta::is_meta(spec) {
+        // In a cluster, meta is a region like any other, opened where the master put it.
+        if meta::is_meta(spec) && self.cluster.is_none() {
             return Ok(Target::Meta);
         }
         match self.rs.region_by_name(&spec.value) {

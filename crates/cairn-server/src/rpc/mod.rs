@@ -28,6 +28,7 @@ pub mod filter;
 mod master;
 pub mod meta;
 pub mod metrics;
+mod procedures;
 mod queue;
 mod registry;
 pub mod scanners;
@@ -100,6 +101,13 @@ pub struct RpcConfig {
     pub tls: Option<Arc<cairn_tls::TlsAcceptor>>,
     /// Who may run admin operations (`hbase.security.authorization`, `hbase.superuser`).
     pub authorizer: Arc<Authorizer>,
+    /// The start code of the `ServerName` (default: the time the server starts, in ms).
+    pub start_code: Option<u64>,
+    /// Set when the server is a region server of an HBase cluster (`cairn regionserver`):
+    /// where the member will be once it has joined. Then there is no virtual `hbase:meta`,
+    /// no `MasterService` and no `ClientMetaService` (the cluster's master serves them), and
+    /// `AdminService` takes the master's open and close requests.
+    pub cluster: Option<crate::cluster::MemberSlot>,
 }
 
 impl Default for RpcConfig {
@@ -120,6 +128,8 @@ impl Default for RpcConfig {
             min_scan_time_limit: Duration::from_millis(10),
             tls: None,
             authorizer: Arc::new(Authorizer::off()),
+            start_code: None,
+            cluster: None,
         }
     }
 }
@@ -148,6 +158,8 @@ pub struct Services {
     max_result_size: usize,
     min_scan_time_limit: Duration,
     info_port: Option<u16>,
+    /// See [`RpcConfig::cluster`].
+    cluster: Option<crate::cluster::MemberSlot>,
 }
 
 /// A running native RPC server.
@@ -183,10 +195,24 @@ impl RpcServer {
         metrics: Arc<RpcMetrics>,
     ) -> io::Result<RpcServer> {
         let listener = connections::bind(&config.addr)?;
+        RpcServer::start_on(listener, rs, config, info_port, metrics)
+    }
+
+    /// [`RpcServer::start`] on a socket bound already (a region server of a cluster names
+    /// its WAL after its port before the RPC server starts).
+    pub fn start_on(
+        listener: TcpListener,
+        rs: Arc<RegionServer>,
+        config: RpcConfig,
+        info_port: Option<u16>,
+        metrics: Arc<RpcMetrics>,
+    ) -> io::Result<RpcServer> {
         let addr = listener.local_addr()?;
-        let start_code = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_millis() as u64);
+        let start_code = config.start_code.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_millis() as u64)
+        });
         let host = config
             .hostname
             .clone()
@@ -212,6 +238,7 @@ impl RpcServer {
             max_result_size: config.max_result_size,
             min_scan_time_limit: config.min_scan_time_limit,
             info_port,
+            cluster: config.cluster.clone(),
             rs,
         };
         let queue_length = config.max_queue_length;

@@ -18,6 +18,7 @@
 //! [`registration`]. The ZooKeeper client is async; it runs on a thread of its own, and this
 //! module's interface is blocking like the rest of the server.
 
+pub mod member;
 pub mod registration;
 pub use cairn_rpc::znode;
 
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 pub use crate::rpc::meta::Location;
 
+pub use member::{MasterAddress, Membership};
 pub use registration::Registration;
 pub use znode::ZnodeError;
 

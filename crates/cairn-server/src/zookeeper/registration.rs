@@ -217,7 +217,7 @@ async fn keep_registered(
 
 /// Ends the session and waits (briefly) until the server has closed it, so the ephemeral
 /// znodes are gone by the time the process exits.
-async fn close(client: zk::Client) {
+pub(super) async fn close(client: zk::Client) {
     let mut watcher = client.state_watcher();
     drop(client);
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
@@ -354,7 +354,7 @@ async fn register(config: &ZkConfig, identity: &Identity) -> Result<zk::Client, 
 }
 
 /// A new session, retried until the session timeout.
-async fn connect(config: &ZkConfig) -> Result<zk::Client, ZkError> {
+pub(super) async fn connect(config: &ZkConfig) -> Result<zk::Client, ZkError> {
     let quorum = config.connect_string();
     let waited = config.session_timeout;
     let deadline = Instant::now() + waited;

@@ -126,6 +126,7 @@ impl MappedWal {
         let replayed = replay::replay(
             &LocalFileSystem,
             loc,
+            options.adopt_dead_servers,
             claim_dir,
             |_| Ok(()),
             &mut report,

@@ -1,0 +1,575 @@
+//! A region server of an HBase cluster (`cairn regionserver start`): it joins the active
+//! HMaster as HBase's `HRegionServer` does, and holds the regions the master assigns it.
+//!
+//! **Owns:** the member's life — ZooKeeper session and `/hbase/rs/<server name>`
+//! ([`crate::zookeeper::member`]), `RegionServerStartup`, the periodic `RegionServerReport`
+//! with the load ([`load`]), running the master's open and close requests on a pool of
+//! workers and reporting each with `ReportRegionStateTransition` (the procedure ids the
+//! master sent), refusing the remote procedures cairn does not run yet with
+//! `ReportProcedureDone`, and the orderly stop (every region closed, flushed and reported).
+//!
+//! **Does not own:** the regions themselves (cairn-region's [`RegionServer::open_assigned`],
+//! [`RegionServer::close_assigned`]), the wire (the native RPC layer's `AdminService`
+//! translates `ExecuteProcedures`, `OpenRegion`, `CloseRegion` into [`Member::submit`]).
+//!
+//! A lost ZooKeeper session, or a master that says this server is dead
+//! (`YouAreDeadException`), aborts the server: the master is about to split its WAL and
+//! reopen its regions elsewhere, so it must not take another write ([`Member::join`]'s
+//! `on_abort`).
+
+pub mod load;
+pub mod master_link;
+mod process;
+
+pub use process::{cluster_config, ClusterRegionServer};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cairn_region::{RegionInfo, RegionServer};
+use cairn_rpc::pb;
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+use crate::rpc::meta::{region_info_pb, ServerNamePb};
+use crate::zookeeper::{Identity, Membership, ZkConfig, ZkError};
+use master_link::MasterLink;
+
+use pb::region_state_transition::TransitionCode;
+
+/// Where the native RPC layer finds the member once it has joined (set after the RPC
+/// server is up: the master calls it as soon as it knows it).
+pub type MemberSlot = Arc<OnceLock<Arc<Member>>>;
+
+/// How the member talks to its cluster, with HBase's property names.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// The quorum and base znode (`hbase.zookeeper.quorum`, `zookeeper.znode.parent`, ...).
+    pub zk: ZkConfig,
+    /// `hbase.regionserver.msginterval` (3 s): how often the load is reported.
+    pub msg_interval: Duration,
+    /// `hbase.regionserver.executor.openregion.threads` (3): regions opened at once.
+    pub open_threads: usize,
+    /// How long start-up waits for a master to register and accept this server
+    /// (`cairn.regionserver.master.wait`, 10 min).
+    pub master_wait: Duration,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            zk: ZkConfig::default(),
+            msg_interval: Duration::from_secs(3),
+            open_threads: 3,
+            master_wait: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Work the master handed over.
+#[derive(Debug)]
+pub enum Assignment {
+    /// Open a region (`OpenRegionRequest.RegionOpenInfo`).
+    Open {
+        /// The region as the master sent it.
+        region: pb::RegionInfo,
+        /// `open_proc_id`, reported back (-1: none).
+        proc_id: i64,
+        /// The sending master's `initiating_master_active_time`, echoed in the report so a
+        /// newer master can tell a report meant for an older one.
+        master_time: Option<i64>,
+    },
+    /// Close a region (`CloseRegionRequest`).
+    Close {
+        /// The encoded region name.
+        encoded: String,
+        /// `close_proc_id`, reported back (-1: none).
+        proc_id: i64,
+        /// As for [`Assignment::Open`].
+        master_time: Option<i64>,
+    },
+    /// A remote procedure cairn does not run (`RemoteProcedureRequest`): reported failed, so
+    /// the master gives it to another server.
+    Refuse {
+        /// The procedure id.
+        proc_id: u64,
+        /// Its class, for the message.
+        class: String,
+        /// As for [`Assignment::Open`].
+        master_time: Option<i64>,
+    },
+    /// Ends a worker.
+    Stop,
+}
+
+/// Why joining failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JoinError {
+    /// ZooKeeper could not be reached, or the znode not written.
+    #[error(transparent)]
+    ZooKeeper(#[from] ZkError),
+    /// No master accepted this server in time.
+    #[error("no master accepted this region server within {waited:?}: {last}")]
+    NoMaster {
+        /// How long it waited.
+        waited: Duration,
+        /// The last failure.
+        last: String,
+    },
+    /// The master told this server to stop (e.g. `ClockOutOfSyncException`).
+    #[error("the master refused this region server: {0}")]
+    Refused(String),
+    /// A thread could not start.
+    #[error("starting the member's threads: {0}")]
+    Thread(String),
+}
+
+/// A joined region server.
+pub struct Member {
+    rs: Arc<RegionServer>,
+    zk: Membership,
+    link: Mutex<MasterLink>,
+    server: pb::ServerName,
+    config: ClusterConfig,
+    info_port: Option<u16>,
+    work: Sender<Assignment>,
+    stop: AtomicBool,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    aborted: OnceLock<String>,
+    on_abort: AbortHook,
+    /// When the last load report was made (ms); the server's start before the first.
+    last_report: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Member")
+            .field("server", &self.server)
+            .field("aborted", &self.aborted.get())
+            .finish()
+    }
+}
+
+/// What runs when the server must stop at once.
+struct AbortHook(Box<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for AbortHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AbortHook")
+    }
+}
+
+/// Master exceptions that mean this server must stop (`HRegionServer.tryRegionServerReport`).
+const FATAL_FROM_MASTER: [&str; 2] = [
+    "org.apache.hadoop.hbase.YouAreDeadException",
+    "org.apache.hadoop.hbase.ClockOutOfSyncException",
+];
+
+impl Member {
+    /// Joins the cluster as `identity` (the RPC server's host, port and start code): opens a
+    /// ZooKeeper session, waits for the active master, calls `RegionServerStartup` until
+    /// the master accepts (it answers `PleaseHoldException` while it initializes), writes
+    /// `/hbase/rs/<server name>`, then starts the load reports and the workers. `on_abort`
+    /// runs once when the server must stop at once (session lost, declared dead).
+    pub fn join(
+        rs: Arc<RegionServer>,
+        identity: &Identity,
+        config: ClusterConfig,
+        on_abort: impl Fn(&str) + Send + Sync + 'static,
+    ) -> Result<Arc<Member>, JoinError> {
+        let on_abort: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(on_abort);
+        let lost = on_abort.clone();
+        let zk = Membership::connect(config.zk.clone(), move |why| {
+            tracing::error!("aborting: {why}; the master will split this server's WAL");
+            lost(&why);
+        })?;
+        let server = identity.location.server_name();
+        let mut link = MasterLink::new();
+        let deadline = Instant::now() + config.master_wait;
+        let never = AtomicBool::new(false);
+        let mut last = String::from("no master registered");
+        loop {
+            if zk
+                .wait_for_master(deadline.saturating_duration_since(Instant::now()), &never)?
+                .is_none()
+            {
+                return Err(JoinError::NoMaster {
+                    waited: config.master_wait,
+                    last,
+                });
+            }
+            let req = pb::RegionServerStartupRequest {
+                port: u32::from(identity.location.port),
+                server_start_code: identity.location.start_code,
+                server_current_time: now_ms(),
+                use_this_hostname_instead: Some(identity.location.host.clone()),
+            };
+            match link.call::<pb::RegionServerStartupResponse>(&zk, "RegionServerStartup", &req) {
+                Ok(resp) => {
+                    for e in &resp.map_entries {
+                        tracing::debug!("master's configuration: {} = {}", e.name, e.value);
+                    }
+                    break;
+                }
+                Err(e)
+                    if e.remote_class()
+                        .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
+                {
+                    return Err(JoinError::Refused(e.to_string()));
+                }
+                Err(e) => {
+                    // The master answers PleaseHoldException until it has initialized.
+                    tracing::debug!("RegionServerStartup: {e}");
+                    last = e.to_string();
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(JoinError::NoMaster {
+                    waited: config.master_wait,
+                    last,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        zk.register(identity)?;
+        tracing::info!(
+            "joined the cluster as {} (master {})",
+            identity.server_name(),
+            link.master().map(|m| m.addr()).unwrap_or_default()
+        );
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let member = Arc::new(Member {
+            rs,
+            zk,
+            link: Mutex::new(link),
+            server,
+            info_port: identity.info_port,
+            work: tx,
+            stop: AtomicBool::new(false),
+            threads: Mutex::new(Vec::new()),
+            aborted: OnceLock::new(),
+            on_abort: AbortHook(Box::new(move |why| on_abort(why))),
+            last_report: std::sync::atomic::AtomicU64::new(identity.location.start_code),
+            config,
+        });
+        member.start_threads(rx)?;
+        // The first report at once: the master counts this server in only after it.
+        member.report_load();
+        Ok(member)
+    }
+
+    fn start_threads(self: &Arc<Self>, rx: Receiver<Assignment>) -> Result<(), JoinError> {
+        let mut threads = self.threads.lock();
+        for i in 0..self.config.open_threads.max(1) {
+            let m = Arc::downgrade(self);
+            let rx = rx.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("cairn-assign-{i}"))
+                    .spawn(move || {
+                        while let Ok(work) = rx.recv() {
+                            if matches!(work, Assignment::Stop) {
+                                return;
+                            }
+                            let Some(m) = m.upgrade() else { return };
+                            m.run(work);
+                        }
+                    })
+                    .map_err(|e| JoinError::Thread(e.to_string()))?,
+            );
+        }
+        let m = Arc::downgrade(self);
+        let interval = self.config.msg_interval;
+        threads.push(
+            std::thread::Builder::new()
+                .name("cairn-rs-report".into())
+                .spawn(move || loop {
+                    std::thread::park_timeout(interval);
+                    let Some(m) = m.upgrade() else { return };
+                    if m.stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    m.report_load();
+                })
+                .map_err(|e| JoinError::Thread(e.to_string()))?,
+        );
+        Ok(())
+    }
+
+    /// This server's name as the master knows it.
+    pub fn server_name(&self) -> &pb::ServerName {
+        &self.server
+    }
+
+    /// Why the server aborted, once it has.
+    pub fn aborted(&self) -> Option<&str> {
+        self.aborted.get().map(String::as_str)
+    }
+
+    /// Queues work the master sent; it runs on the workers and is reported when done.
+    pub fn submit(&self, work: Assignment) {
+        if self.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = self.work.send(work);
+    }
+
+    fn abort(&self, why: &str) {
+        if self.aborted.set(why.to_string()).is_err() {
+            return;
+        }
+        tracing::error!("aborting region server {}: {why}", self.server.host_name);
+        let req = pb::ReportRsFatalErrorRequest {
+            server: self.server.clone(),
+            error_message: why.to_string(),
+        };
+        let _ = self.link.lock().call::<pb::ReportRsFatalErrorResponse>(
+            &self.zk,
+            "ReportRSFatalError",
+            &req,
+        );
+        (self.on_abort.0)(why);
+    }
+
+    fn report_load(&self) {
+        let now = now_ms();
+        let since = self.last_report.swap(now, Ordering::AcqRel);
+        let req = pb::RegionServerReportRequest {
+            server: self.server.clone(),
+            load: Some(load::server_load(&self.rs, self.info_port, since)),
+        };
+        let r = self.link.lock().call::<pb::RegionServerReportResponse>(
+            &self.zk,
+            "RegionServerReport",
+            &req,
+        );
+        match r {
+            Ok(_) => {}
+            Err(e)
+                if e.remote_class()
+                    .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
+            {
+                self.abort(&format!("the master declared this server dead: {e}"));
+            }
+            Err(e) => tracing::debug!("load report: {e}"),
+        }
+    }
+
+    /// Reports a transition, retrying while the master cannot be reached (HBase's region
+    /// server retries until it stops); false if the master refused it.
+    fn report_transition(&self, req: &pb::ReportRegionStateTransitionRequest) -> bool {
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let r = self
+                .link
+                .lock()
+                .call::<pb::ReportRegionStateTransitionResponse>(
+                    &self.zk,
+                    "ReportRegionStateTransition",
+                    req,
+                );
+            match r {
+                Ok(resp) => match resp.error_message {
+                    Some(m) => {
+                        tracing::warn!("the master refused a region transition: {m}");
+                        return false;
+                    }
+                    None => return true,
+                },
+                Err(e)
+                    if e.remote_class()
+                        .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
+                {
+                    self.abort(&format!("the master declared this server dead: {e}"));
+                    return false;
+                }
+                Err(e) => {
+                    if self.aborted().is_some() || self.zk.lost() {
+                        return false;
+                    }
+                    tracing::debug!("reporting a region transition: {e}; retrying");
+                }
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    fn run(&self, work: Assignment) {
+        match work {
+            Assignment::Open {
+                region,
+                proc_id,
+                master_time,
+            } => self.open(region, proc_id, master_time),
+            Assignment::Close {
+                encoded,
+                proc_id,
+                master_time,
+            } => self.close(&encoded, proc_id, master_time),
+            Assignment::Refuse {
+                proc_id,
+                class,
+                master_time,
+            } => {
+                let req = pb::ReportProcedureDoneRequest {
+                    result: vec![pb::RemoteProcedureResult {
+                        proc_id,
+                        status: pb::remote_procedure_result::Status::Error as i32,
+                        error: Some(pb::ForeignExceptionMessage {
+                            source: Some(self.server.host_name.clone()),
+                            generic_exception: Some(pb::GenericExceptionMessage {
+                                class_name: Some("java.lang.UnsupportedOperationException".into()),
+                                message: Some(format!(
+                                    "cairn does not run the remote procedure {class} yet"
+                                )),
+                                ..Default::default()
+                            }),
+                        }),
+                        initiating_master_active_time: master_time,
+                    }],
+                };
+                let r = self.link.lock().call::<pb::ReportProcedureDoneResponse>(
+                    &self.zk,
+                    "ReportProcedureDone",
+                    &req,
+                );
+                if let Err(e) = r {
+                    tracing::warn!("reporting procedure {proc_id} ({class}) refused: {e}");
+                }
+            }
+            Assignment::Stop => {}
+        }
+    }
+
+    fn open(&self, region: pb::RegionInfo, proc_id: i64, master_time: Option<i64>) {
+        let opened = decode_region(&region).and_then(|info| {
+            self.rs
+                .open_assigned(&info)
+                .map_err(|e| format!("opening {}: {e}", info.region_name()))
+        });
+        let req = match opened {
+            Ok(o) => {
+                tracing::info!(
+                    "opened region {} (open sequence id {}, {} recovered edits)",
+                    region_name(&region),
+                    o.open_sequence_id,
+                    o.recovered_edits
+                );
+                master_link::transition(
+                    &self.server,
+                    TransitionCode::Opened,
+                    region,
+                    Some(o.open_sequence_id),
+                    proc_id,
+                    master_time,
+                )
+            }
+            Err(e) => {
+                tracing::warn!("{e}");
+                master_link::transition(
+                    &self.server,
+                    TransitionCode::FailedOpen,
+                    region,
+                    None,
+                    proc_id,
+                    master_time,
+                )
+            }
+        };
+        self.report_transition(&req);
+    }
+
+    fn close(&self, encoded: &str, proc_id: i64, master_time: Option<i64>) {
+        let Some(r) = self.rs.hosted_region(encoded) else {
+            // Not here (closed already, or never opened): nothing to report, as HBase's
+            // `UnassignRegionHandler` reports nothing for a region it does not hold.
+            tracing::info!("asked to close {encoded}, which is not open here");
+            return;
+        };
+        let info = region_info_pb(&r.info);
+        drop(r);
+        if let Err(e) = self.rs.close_assigned(encoded) {
+            // An edit that cannot be flushed must not be lost: the master splits the WAL.
+            self.abort(&format!("closing region {encoded} failed: {e}"));
+            return;
+        }
+        tracing::info!("closed region {}", region_name(&info));
+        self.report_transition(&master_link::transition(
+            &self.server,
+            TransitionCode::Closed,
+            info,
+            None,
+            proc_id,
+            master_time,
+        ));
+    }
+
+    /// The orderly stop (SIGTERM): no more work is taken, every region is closed (flushed)
+    /// and reported closed, the load reports end, and the ZooKeeper session closes. The
+    /// caller then closes the region server (which leaves nothing in the WAL).
+    pub fn stop(&self) {
+        if self.stop.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let threads: Vec<_> = self.threads.lock().drain(..).collect();
+        for _ in 0..threads.len() {
+            let _ = self.work.send(Assignment::Stop);
+        }
+        for t in &threads {
+            t.thread().unpark();
+        }
+        for t in threads {
+            let _ = t.join();
+        }
+        if self.aborted().is_some() {
+            return;
+        }
+        for r in self.rs.hosted_regions() {
+            self.close(&r.info.encoded_name.clone(), -1, None);
+        }
+    }
+
+    /// Ends the ZooKeeper session (after [`Member::stop`] and the region server's close).
+    pub fn leave(self: Arc<Self>) {
+        match Arc::try_unwrap(self) {
+            Ok(m) => m.zk.close(),
+            Err(_) => tracing::debug!(
+                "member still referenced at exit; its session ends with the process"
+            ),
+        }
+    }
+}
+
+fn region_name(r: &pb::RegionInfo) -> String {
+    decode_region(r)
+        .map(|i| i.region_name())
+        .unwrap_or_else(|_| format!("region id {}", r.region_id))
+}
+
+/// A region as the master names it, checked as every name a peer sends is (HBase's table
+/// name rules); region replicas are not served.
+pub fn decode_region(r: &pb::RegionInfo) -> Result<RegionInfo, String> {
+    use prost::Message;
+    if r.replica_id.unwrap_or(0) != 0 {
+        return Err(format!(
+            "region replica {} of region id {}: cairn serves no region replicas",
+            r.replica_id.unwrap_or(0),
+            r.region_id
+        ));
+    }
+    let bytes = [&b"PBUF"[..], &r.encode_to_vec()].concat();
+    cairn_region::layout::decode_region_info_bytes(
+        &bytes,
+        std::path::Path::new("the master's request"),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,171 @@
+//! The ZooKeeper session of a region server in an HBase cluster (`cairn regionserver`):
+//! where the active master is (`/hbase/master`), and this server's ephemeral
+//! `/hbase/rs/<host,port,startcode>`, which is how the master knows it is alive.
+//!
+//! Unlike [`super::Registration`] (cairn as a whole standalone cluster), a lost session is
+//! not re-established: the master takes the znode's disappearance as this server's death and
+//! has its WAL split and its regions reopened elsewhere, so the server must stop writing
+//! (HBase's region server aborts). [`Membership::lost`] turns true and the callback given
+//! to [`Membership::connect`] runs once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use zookeeper_client as zk;
+
+use super::registration::{connect, region_server_znode};
+use super::{znode, Identity, ZkConfig, ZkError};
+
+/// A region server's ZooKeeper session.
+pub struct Membership {
+    rt: tokio::runtime::Runtime,
+    client: zk::Client,
+    config: ZkConfig,
+    lost: Arc<AtomicBool>,
+}
+
+/// Where the active master is, as `/hbase/master` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MasterAddress {
+    /// Host name.
+    pub host: String,
+    /// RPC port.
+    pub port: u16,
+    /// The master's start code: a new one is a new master.
+    pub start_code: u64,
+}
+
+impl MasterAddress {
+    /// `host:port`, for connecting.
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+impl Membership {
+    /// Opens a session (waiting at most the session timeout for ZooKeeper). `on_lost` runs
+    /// once, on the session's thread, when the session ends for any reason other than
+    /// [`Membership::close`].
+    pub fn connect(
+        config: ZkConfig,
+        on_lost: impl FnOnce(String) + Send + 'static,
+    ) -> Result<Membership, ZkError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("cairn-zookeeper")
+            .enable_time()
+            .build()
+            .map_err(|e| ZkError::Thread(format!("starting its runtime: {e}")))?;
+        let client = rt.block_on(connect(&config))?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let mut watcher = client.state_watcher();
+        let flag = lost.clone();
+        let quorum = config.connect_string();
+        rt.spawn(async move {
+            let mut state = watcher.peek_state();
+            while !state.is_terminated() {
+                state = watcher.changed().await;
+            }
+            if !flag.swap(true, Ordering::AcqRel) {
+                on_lost(format!("zookeeper session {state:?} (quorum {quorum})"));
+            }
+        });
+        Ok(Membership {
+            rt,
+            client,
+            config,
+            lost,
+        })
+    }
+
+    /// Whether the session has ended.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// The active master, if one has registered.
+    pub fn master(&self) -> Result<Option<MasterAddress>, ZkError> {
+        let path = self.config.path("master");
+        let data = match self.rt.block_on(self.client.get_data(&path)) {
+            Ok((data, _)) => data,
+            Err(zk::Error::NoNode) => return Ok(None),
+            Err(e) => {
+                return Err(ZkError::Op {
+                    op: "get",
+                    path,
+                    source: e,
+                })
+            }
+        };
+        let m = znode::parse_master(&data).map_err(|e| ZkError::Thread(format!("{path}: {e}")))?;
+        let sn = m.master;
+        Ok(Some(MasterAddress {
+            host: sn.host_name,
+            port: sn.port.unwrap_or(0) as u16,
+            start_code: sn.start_code.unwrap_or(0),
+        }))
+    }
+
+    /// Waits (polling) until a master has registered, at most `timeout`, or until `stop`.
+    pub fn wait_for_master(
+        &self,
+        timeout: Duration,
+        stop: &AtomicBool,
+    ) -> Result<Option<MasterAddress>, ZkError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(m) = self.master()? {
+                return Ok(Some(m));
+            }
+            if Instant::now() >= deadline || stop.load(Ordering::Acquire) || self.lost() {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Creates this server's ephemeral `/hbase/rs/<server name>`, as HBase's region server
+    /// does once the master has accepted it.
+    pub fn register(&self, identity: &Identity) -> Result<(), ZkError> {
+        let path = self.config.path(&format!("rs/{}", identity.server_name()));
+        let data = znode::encode(
+            &format!("regionserver:{}", identity.location.port),
+            rand::random(),
+            &region_server_znode(identity),
+        );
+        let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        self.rt.block_on(async {
+            let parent = self.config.path("rs");
+            match self.client.create(&parent, &[], &persistent).await {
+                Ok(_) | Err(zk::Error::NodeExists) => {}
+                Err(e) => {
+                    return Err(ZkError::Op {
+                        op: "create",
+                        path: parent,
+                        source: e,
+                    })
+                }
+            }
+            self.client
+                .create(&path, &data, &ephemeral)
+                .await
+                .map(|_| ())
+                .map_err(|e| ZkError::Op {
+                    op: "create",
+                    path: path.clone(),
+                    source: e,
+                })
+        })
+    }
+
+    /// Ends the session: the ephemeral znode goes with it, which the master takes as this
+    /// server having stopped (after an orderly stop it holds no regions).
+    pub fn close(self) {
+        self.lost.store(true, Ordering::Release);
+        let Membership { rt, client, .. } = self;
+        rt.block_on(super::registration::close(client));
+        rt.shutdown_timeout(Duration::from_secs(2));
+    }
+}
