@@ -446,6 +446,11 @@ impl Member {
 
     fn open(&self, region: pb::RegionInfo, proc_id: i64, master_time: Option<i64>) {
         let opened = decode_region(&region).and_then(|info| {
+            // Meta's cells sort by its own comparator, which cairn's stores do not have yet:
+            // refused, the master opens it on another server.
+            if info.table.namespace == "hbase" && info.table.qualifier == "meta" {
+                return Err("hbase:meta is not served by cairn region servers yet".to_string());
+            }
             self.rs
                 .open_assigned(&info)
                 .map_err(|e| format!("opening {}: {e}", info.region_name()))
