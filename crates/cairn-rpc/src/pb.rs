@@ -2633,6 +2633,13 @@ impl MasterSwitchType {
         }
     }
 }
+/// SplitWALRemoteProcedure's proc_data (RemoteProcedureRequest, class
+/// org.apache.hadoop.hbase.regionserver.SplitWALCallable).
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SplitWalParameter {
+    #[prost(string, required, tag = "1")]
+    pub wal_path: ::prost::alloc::string::String,
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum ProcedureState {

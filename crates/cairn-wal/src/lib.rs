@@ -134,6 +134,7 @@ mod ledger;
 mod mapped;
 pub mod names;
 mod replay;
+pub mod split;
 mod stats;
 mod stream;
 mod wal;

@@ -117,6 +117,17 @@ impl RegionServer {
         &self.config.root
     }
 
+    /// The filesystem of the root.
+    pub fn fs(&self) -> &Arc<dyn FileSystem> {
+        self.config.fs()
+    }
+
+    /// The WAL root (`hbase.wal.dir`, else the root) and its filesystem.
+    pub fn wal_root(&self) -> (Arc<dyn FileSystem>, PathBuf) {
+        let (fs, loc) = self.config.wal_location();
+        (fs, loc.root)
+    }
+
     /// The split settings (policy, max file size): what the native RPC layer reports as a
     /// region's `splittable` to HBase's master-side checks.
     pub fn split_config(&self) -> &SplitConfig {

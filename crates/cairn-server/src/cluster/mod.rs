@@ -20,6 +20,7 @@
 pub mod load;
 pub mod master_link;
 mod process;
+pub mod split_wal;
 
 pub use process::{cluster_config, ClusterRegionServer};
 
@@ -90,13 +91,16 @@ pub enum Assignment {
         /// As for [`Assignment::Open`].
         master_time: Option<i64>,
     },
-    /// A remote procedure cairn does not run (`RemoteProcedureRequest`): reported failed, so
-    /// the master gives it to another server.
-    Refuse {
+    /// A remote procedure (`RemoteProcedureRequest`): a WAL split runs
+    /// ([`split_wal`]); any other is reported failed, so the master gives it to another
+    /// server.
+    Remote {
         /// The procedure id.
         proc_id: u64,
-        /// Its class, for the message.
+        /// Its class (`...SplitWALCallable`, ...).
         class: String,
+        /// Its parameter.
+        data: Option<Vec<u8>>,
         /// As for [`Assignment::Open`].
         master_time: Option<i64>,
     },
@@ -409,39 +413,127 @@ impl Member {
                 proc_id,
                 master_time,
             } => self.close(&encoded, proc_id, master_time),
-            Assignment::Refuse {
+            Assignment::Remote {
                 proc_id,
                 class,
+                data,
                 master_time,
             } => {
-                let req = pb::ReportProcedureDoneRequest {
-                    result: vec![pb::RemoteProcedureResult {
-                        proc_id,
-                        status: pb::remote_procedure_result::Status::Error as i32,
-                        error: Some(pb::ForeignExceptionMessage {
-                            source: Some(self.server.host_name.clone()),
-                            generic_exception: Some(pb::GenericExceptionMessage {
-                                class_name: Some("java.lang.UnsupportedOperationException".into()),
-                                message: Some(format!(
-                                    "cairn does not run the remote procedure {class} yet"
-                                )),
-                                ..Default::default()
-                            }),
-                        }),
-                        initiating_master_active_time: master_time,
-                    }],
+                let outcome = if class == split_wal::SPLIT_WAL_CALLABLE {
+                    self.split_wal(data.as_deref())
+                } else {
+                    Err(format!(
+                        "cairn does not run the remote procedure {class} yet"
+                    ))
                 };
-                let r = self.link.lock().call::<pb::ReportProcedureDoneResponse>(
-                    &self.zk,
-                    "ReportProcedureDone",
-                    &req,
-                );
-                if let Err(e) = r {
-                    tracing::warn!("reporting procedure {proc_id} ({class}) refused: {e}");
-                }
+                self.report_procedure(proc_id, &class, outcome, master_time);
             }
             Assignment::Stop => {}
         }
+    }
+
+    /// `ReportProcedureDone` for one remote procedure.
+    fn report_procedure(
+        &self,
+        proc_id: u64,
+        class: &str,
+        outcome: Result<(), String>,
+        master_time: Option<i64>,
+    ) {
+        let (status, error) = match outcome {
+            Ok(()) => (pb::remote_procedure_result::Status::Success, None),
+            Err(message) => {
+                tracing::warn!("remote procedure {proc_id} ({class}) failed: {message}");
+                (
+                    pb::remote_procedure_result::Status::Error,
+                    Some(pb::ForeignExceptionMessage {
+                        source: Some(self.server.host_name.clone()),
+                        generic_exception: Some(pb::GenericExceptionMessage {
+                            class_name: Some("java.io.IOException".into()),
+                            message: Some(message),
+                            ..Default::default()
+                        }),
+                    }),
+                )
+            }
+        };
+        let req = pb::ReportProcedureDoneRequest {
+            result: vec![pb::RemoteProcedureResult {
+                proc_id,
+                status: status as i32,
+                error,
+                initiating_master_active_time: master_time,
+            }],
+        };
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let r = self.link.lock().call::<pb::ReportProcedureDoneResponse>(
+                &self.zk,
+                "ReportProcedureDone",
+                &req,
+            );
+            match r {
+                Ok(_) => return,
+                Err(e) => {
+                    if self.aborted().is_some()
+                        || self.zk.lost()
+                        || self.stop.load(Ordering::Acquire)
+                    {
+                        tracing::warn!("reporting procedure {proc_id} ({class}): {e}");
+                        return;
+                    }
+                }
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// Splits one WAL file of a dead server into its regions' recovered edits.
+    fn split_wal(&self, data: Option<&[u8]>) -> Result<(), String> {
+        let param = split_wal::parameter(data)?;
+        let (wal_fs, wal_root) = self.rs.wal_root();
+        let path = split_wal::wal_file_path(&param.wal_path, &wal_root)?;
+        // HDFS: the dead writer's lease, so the file's length is final.
+        let _ = wal_fs.recover_lease(&path);
+        let root = self.rs.root().to_path_buf();
+        let fs = self.rs.fs().clone();
+        let report = cairn_wal::split::split_file(
+            &*wal_fs,
+            &path,
+            &*fs,
+            |edit| split_wal::region_dir(&*fs, &root, &edit.table, &edit.region),
+            |region| self.last_flushed(region),
+        )
+        .map_err(|e| format!("splitting {}: {e}", path.display()))?;
+        if let Some(d) = &report.dropped {
+            tracing::warn!("WAL split: {d}; the entries before it were split");
+        }
+        tracing::info!(
+            "split {}: {} edits into {} recovered edits files, {} skipped",
+            path.display(),
+            report.edits_written,
+            report.files.len(),
+            report.edits_skipped
+        );
+        Ok(())
+    }
+
+    /// What the master says region `encoded` has flushed (0 when it does not know, so
+    /// nothing is skipped).
+    fn last_flushed(&self, encoded: &[u8]) -> u64 {
+        let req = pb::GetLastFlushedSequenceIdRequest {
+            region_name: encoded.to_vec(),
+        };
+        self.link
+            .lock()
+            .call::<pb::GetLastFlushedSequenceIdResponse>(
+                &self.zk,
+                "GetLastFlushedSequenceId",
+                &req,
+            )
+            .map(|r| r.last_flushed_sequence_id)
+            .unwrap_or(0)
     }
 
     fn open(&self, region: pb::RegionInfo, proc_id: i64, master_time: Option<i64>) {

@@ -49,9 +49,10 @@ impl Services {
                     work.push(self.close(&m, close)?);
                 }
                 for p in &req.proc {
-                    work.push(Assignment::Refuse {
+                    work.push(Assignment::Remote {
                         proc_id: p.proc_id,
                         class: p.proc_class.clone(),
+                        data: p.proc_data.clone(),
                         master_time: p.initiating_master_active_time,
                     });
                 }

@@ -41,7 +41,7 @@ public final class ProtoDescriptorCheck {
     "RPCProtos", "TracingProtos", "HBaseProtos", "CellProtos", "ComparatorProtos",
     "FilterProtos", "ClientProtos", "MapReduceProtos", "MasterProtos", "AdminProtos",
     "RegistryProtos", "ClusterStatusProtos", "ClusterIdProtos", "FSProtos", "ErrorHandlingProtos",
-    "ProcedureProtos", "ZooKeeperProtos", "RegionServerStatusProtos",
+    "ProcedureProtos", "ZooKeeperProtos", "RegionServerStatusProtos", "MasterProcedureProtos",
   };
   private static final String HBASE_PACKAGE = "org.apache.hadoop.hbase.shaded.protobuf.generated.";
 

@@ -1,0 +1,112 @@
+//! The master's `SplitWALRemoteProcedure` on a cairn region server: one WAL file of a dead
+//! server (HBase's or cairn's) split into its regions' `recovered.edits`
+//! (cairn-wal's [`split_file`](cairn_wal::split::split_file)), each region's edits below
+//! what it has flushed skipped (`GetLastFlushedSequenceId` from the master). The master then
+//! archives the file and reopens the regions, which replay what was split.
+//!
+//! The path comes from the master: it must name a file under this cluster's
+//! `<wal root>/WALs/`, or nothing is read.
+
+use std::path::{Component, Path, PathBuf};
+
+use cairn_region::layout;
+use cairn_region::TableName;
+use cairn_rpc::pb;
+
+/// The class HBase's master names in the `RemoteProcedureRequest`.
+pub const SPLIT_WAL_CALLABLE: &str = "org.apache.hadoop.hbase.regionserver.SplitWALCallable";
+
+/// The local path of `wal_path` (a URI as the master's filesystem names it: `file:/...`,
+/// `file:///...`, `hdfs://host:port/...`, or a bare path), checked to lie in a directory
+/// under `<wal_root>/WALs/`.
+pub fn wal_file_path(wal_path: &str, wal_root: &Path) -> Result<PathBuf, String> {
+    let path = if let Some(rest) = wal_path.strip_prefix("hdfs://") {
+        // hdfs://authority/path: the path part; the authority is the cluster's own.
+        rest.find('/').map(|i| &rest[i..]).unwrap_or("")
+    } else if let Some(rest) = wal_path.strip_prefix("file:") {
+        rest.trim_start_matches("//")
+    } else {
+        wal_path
+    };
+    let path = Path::new(path);
+    let wals = wal_root.join("WALs");
+    let bad = |why: &str| format!("WAL path {wal_path:?} from the master: {why}");
+    if !path.is_absolute()
+        || path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::RootDir))
+    {
+        return Err(bad("not a plain absolute path"));
+    }
+    let rel = path
+        .strip_prefix(&wals)
+        .map_err(|_| bad(&format!("not under {}", wals.display())))?;
+    if rel.components().count() != 2 {
+        return Err(bad("not a file of a server's WAL directory"));
+    }
+    Ok(path.to_path_buf())
+}
+
+/// The directory of the region an edit belongs to, under `root`; `None` when its table or
+/// region name is not one HBase allows (never a path outside the root) or the region is gone.
+pub fn region_dir(
+    fs: &dyn cairn_fs::FileSystem,
+    root: &Path,
+    table: &[u8],
+    encoded: &[u8],
+) -> Option<PathBuf> {
+    let table = TableName::parse(std::str::from_utf8(table).ok()?).ok()?;
+    if encoded.len() != 32 || !encoded.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let dir = layout::table_dir(root, &table).join(std::str::from_utf8(encoded).ok()?);
+    fs.exists(&dir).ok()?.then_some(dir)
+}
+
+/// The `SplitWALParameter` of a procedure request.
+pub fn parameter(data: Option<&[u8]>) -> Result<pb::SplitWalParameter, String> {
+    use prost::Message;
+    pb::SplitWalParameter::decode(data.unwrap_or_default())
+        .map_err(|e| format!("SplitWALParameter does not parse: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_of_server_wal_directories_are_split() {
+        let root = Path::new("/r");
+        for ok in [
+            "file:/r/WALs/h,1,2-splitting/h%2C1%2C2.5",
+            "file:///r/WALs/h,1,2/h%2C1%2C2.5",
+            "hdfs://nn:8020/r/WALs/h,1,2-splitting/x.meta",
+            "/r/WALs/s/f",
+        ] {
+            assert!(wal_file_path(ok, root).is_ok(), "{ok}");
+        }
+        for bad in [
+            "file:/r/WALs/../data/t/f",
+            "/r/WALs/f",
+            "/r/data/default/t/x",
+            "/other/WALs/s/f",
+            "r/WALs/s/f",
+            "/r/WALs/s/f/g",
+            "",
+        ] {
+            assert!(wal_file_path(bad, root).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn region_dirs_only_for_legal_names_that_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = cairn_fs::LocalFileSystem;
+        let enc = "0123456789abcdef0123456789abcdef";
+        std::fs::create_dir_all(dir.path().join("data/ns/t").join(enc)).unwrap();
+        assert!(region_dir(&fs, dir.path(), b"ns:t", enc.as_bytes()).is_some());
+        assert!(region_dir(&fs, dir.path(), b"ns:u", enc.as_bytes()).is_none());
+        assert!(region_dir(&fs, dir.path(), b"../x", enc.as_bytes()).is_none());
+        assert!(region_dir(&fs, dir.path(), b"ns:t", b"../../../etc/passwd00000000000").is_none());
+    }
+}
