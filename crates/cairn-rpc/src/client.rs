@@ -51,6 +51,23 @@ pub enum ClientError {
     },
 }
 
+/// The HBase version cairn speaks as (its RPC and formats are HBase 2.6.1's), as HBase's
+/// `VersionInfo`: sent in every connection header, so that a master deciding by the region
+/// server's version (where meta may go, whether it handles splits itself) sees 2.6.1, and
+/// written in `/hbase/rs/<server>`.
+pub fn version_info() -> pb::VersionInfo {
+    pb::VersionInfo {
+        version: "2.6.1".into(),
+        url: "cairn".into(),
+        revision: format!("cairn {}", env!("CARGO_PKG_VERSION")),
+        user: "cairn".into(),
+        date: String::new(),
+        src_checksum: String::new(),
+        version_major: Some(2),
+        version_minor: Some(6),
+    }
+}
+
 /// A connection to one service (`ClientService`, `MasterService`, ...) of a server.
 pub struct RpcClient {
     stream: TcpStream,
@@ -86,6 +103,7 @@ impl RpcClient {
                 effective_user: std::env::var("USER").unwrap_or_else(|_| "cairn".into()),
                 real_user: None,
             }),
+            version_info: Some(version_info()),
             ..Default::default()
         };
         let body = header.encode_to_vec();

@@ -107,8 +107,17 @@ impl RegionServer {
                 }
             }
         }
-        // In a cluster the master drives splits.
+        // In a cluster the master drives splits: the server only asks for one.
         if self.config.hosting == Hosting::Assigned {
+            match self.split_wanted(r) {
+                Ok(Some(row)) => {
+                    if let Some(ask) = self.split_requester.get() {
+                        ask(r, row);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("split check of {}: {e}", r.info.region_name()),
+            }
             return;
         }
         if let Err(e) = self.split_if_needed(r) {

@@ -101,7 +101,13 @@ pub struct RegionServer {
     wal_retry: parking_lot::Mutex<Retry>,
     /// What [`open`](Self::open) found and replayed from the WAL.
     pub recovery: RecoveryReport,
+    /// In a cluster ([`Hosting::Assigned`]), who asks the master to split a region that has
+    /// grown past its policy's size: given the region and the row to split at.
+    split_requester: std::sync::OnceLock<SplitRequester>,
 }
+
+/// See [`RegionServer::set_split_requester`].
+pub type SplitRequester = Box<dyn Fn(&Arc<Region>, Vec<u8>) + Send + Sync>;
 
 impl std::fmt::Debug for RegionServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -115,6 +121,12 @@ impl RegionServer {
     /// The root directory (`hbase.rootdir`) on the root's filesystem.
     pub fn root(&self) -> &Path {
         &self.config.root
+    }
+
+    /// Who asks the master for splits when this server holds only what a master assigns;
+    /// set once (later calls are ignored).
+    pub fn set_split_requester(&self, ask: SplitRequester) {
+        let _ = self.split_requester.set(ask);
     }
 
     /// The filesystem of the root.

@@ -303,6 +303,7 @@ impl RegionServer {
             workers: parking_lot::Mutex::new(Vec::new()),
             wal_retry: parking_lot::Mutex::new(Retry::default()),
             recovery: report,
+            split_requester: std::sync::OnceLock::new(),
         };
         for name in server.table_names() {
             if let Err(e) = server.archive_parents_locked(&name) {

@@ -484,6 +484,21 @@ impl RegionServer {
         &self,
         region: &Arc<Region>,
     ) -> Result<Option<(RegionInfo, RegionInfo)>> {
+        let Some(row) = self.split_wanted(region)? else {
+            return Ok(None);
+        };
+        match self.split_region(region.info.encoded_name.as_bytes(), Some(&row)) {
+            Ok(d) => Ok(Some(d)),
+            // Closed or gone meanwhile (another split, a disable): nothing to do.
+            Err(RegionError::NotServingRegion(_)) | Err(RegionError::Closed) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Where `region` should split, if its table's split policy says it has grown past its
+    /// size; `None` when it need not or cannot split (references left from its own split,
+    /// no middle row).
+    pub fn split_wanted(&self, region: &Arc<Region>) -> Result<Option<Vec<u8>>> {
         if region.is_closed() {
             return Ok(None);
         }
@@ -512,15 +527,7 @@ impl RegionServer {
         if size <= limit || region.stores().any(|s| s.has_references()) {
             return Ok(None);
         }
-        let Some(row) = split_policy::split_point(region)? else {
-            return Ok(None);
-        };
-        match self.split_region(region.info.encoded_name.as_bytes(), Some(&row)) {
-            Ok(d) => Ok(Some(d)),
-            // Closed or gone meanwhile (another split, a disable): nothing to do.
-            Err(RegionError::NotServingRegion(_)) | Err(RegionError::Closed) => Ok(None),
-            Err(e) => Err(e),
-        }
+        split_policy::split_point(region)
     }
 }
 

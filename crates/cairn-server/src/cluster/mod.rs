@@ -104,6 +104,15 @@ pub enum Assignment {
         /// As for [`Assignment::Open`].
         master_time: Option<i64>,
     },
+    /// Ask the master to split a region that grew past its policy's size (HBase's
+    /// `SplitRequest`: `READY_TO_SPLIT` with the parent and the two daughters it proposes;
+    /// the master runs `SplitTableRegionProcedure`, closing and opening through this server).
+    RequestSplit {
+        /// The parent.
+        region: RegionInfo,
+        /// The row the daughters meet at.
+        row: Vec<u8>,
+    },
     /// Ends a worker.
     Stop,
 }
@@ -145,6 +154,8 @@ pub struct Member {
     on_abort: AbortHook,
     /// When the last load report was made (ms); the server's start before the first.
     last_report: std::sync::atomic::AtomicU64,
+    /// Regions a split was asked for, and when (ms): asked again only after a minute.
+    split_asked: Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl std::fmt::Debug for Member {
@@ -256,9 +267,16 @@ impl Member {
             aborted: OnceLock::new(),
             on_abort: AbortHook(Box::new(move |why| on_abort(why))),
             last_report: std::sync::atomic::AtomicU64::new(identity.location.start_code),
+            split_asked: Mutex::new(std::collections::HashMap::new()),
             config,
         });
         member.start_threads(rx)?;
+        let weak = Arc::downgrade(&member);
+        member.rs.set_split_requester(Box::new(move |region, row| {
+            if let Some(m) = weak.upgrade() {
+                m.ask_split(region, row);
+            }
+        }));
         // The first report at once: the master counts this server in only after it.
         member.report_load();
         Ok(member)
@@ -318,6 +336,23 @@ impl Member {
             return;
         }
         let _ = self.work.send(work);
+    }
+
+    /// Queues a split request for `region` at `row`, unless one was sent in the last
+    /// minute (the policy asks after every flush and compaction until the master acts).
+    fn ask_split(&self, region: &cairn_region::Region, row: Vec<u8>) {
+        let now = now_ms();
+        let mut asked = self.split_asked.lock();
+        asked.retain(|_, at| now.saturating_sub(*at) < 60_000);
+        if asked.contains_key(&region.info.encoded_name) {
+            return;
+        }
+        asked.insert(region.info.encoded_name.clone(), now);
+        drop(asked);
+        self.submit(Assignment::RequestSplit {
+            region: region.info.clone(),
+            row,
+        });
     }
 
     fn abort(&self, why: &str) {
@@ -427,6 +462,31 @@ impl Member {
                     ))
                 };
                 self.report_procedure(proc_id, &class, outcome, master_time);
+            }
+            Assignment::RequestSplit { region, row } => {
+                let now = now_ms();
+                let a = RegionInfo::new(region.table.clone(), &region.start_key, &row, now);
+                let b = RegionInfo::new(region.table.clone(), &row, &region.end_key, now);
+                tracing::info!(
+                    "asking the master to split {} at {}",
+                    region.region_name(),
+                    cairn_cell::Escaped(&row)
+                );
+                let req = pb::ReportRegionStateTransitionRequest {
+                    server: self.server.clone(),
+                    transition: vec![pb::RegionStateTransition {
+                        transition_code: TransitionCode::ReadyToSplit as i32,
+                        region_info: vec![
+                            region_info_pb(&region),
+                            region_info_pb(&a),
+                            region_info_pb(&b),
+                        ],
+                        open_seq_num: None,
+                        proc_id: vec![],
+                        initiating_master_active_time: None,
+                    }],
+                };
+                self.report_transition(&req);
             }
             Assignment::Stop => {}
         }

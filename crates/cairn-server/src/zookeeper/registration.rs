@@ -261,16 +261,7 @@ pub fn meta_znode(identity: &Identity) -> pb::MetaRegionServer {
 pub fn region_server_znode(identity: &Identity) -> pb::RegionServerInfo {
     pb::RegionServerInfo {
         info_port: Some(identity.info_port.map_or(-1, i32::from)),
-        version_info: Some(pb::VersionInfo {
-            version: "2.6.1".into(),
-            url: "cairn".into(),
-            revision: format!("cairn {}", env!("CARGO_PKG_VERSION")),
-            user: "cairn".into(),
-            date: String::new(),
-            src_checksum: String::new(),
-            version_major: Some(2),
-            version_minor: Some(6),
-        }),
+        version_info: Some(cairn_rpc::client::version_info()),
     }
 }
 
