@@ -49,7 +49,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  *   ClusterCheck CONFDIR COMMAND ARGS...
  *   ClusterCheck CONFDIR shell          (commands from stdin, one per line)
  *
- *   wait-ready N [SECONDS]      master initialized, N live region servers, meta assigned
+ *   wait-ready N [SECONDS]      master initialized, N region servers live and serving, meta assigned
  *   balancer off|on             the master's balancer switch
  *   create TABLE SPLIT,...      family f, split at row(SPLIT) for each SPLIT
  *   load TABLE FROM TO          row(n) = value(n) for n in [FROM, TO), one SYNC_WAL put each
@@ -57,7 +57,7 @@ import org.apache.hbase.thirdparty.com.google.gson.JsonParser;
  *   regions [TABLE]             where every region is (meta, namespace, all tables by default)
  *   move TABLE SERVERNAME       Admin.move of each region of TABLE, until open on SERVERNAME
  *   wait-dead SERVERNAME [S]    no longer live, no region left on it, no crash procedure running
- *   procedures                  the master's ServerCrashProcedures
+ *   procedures                  the master's ServerCrashProcedures (finished ones only for a while)
  * </pre>
  *
  * <p>Lines printed: {@code SERVER name}, {@code META name}, {@code CREATED table regions},
@@ -224,15 +224,32 @@ public final class ClusterCheck {
         ClusterMetrics m = admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.LIVE_SERVERS));
         int live = m.getLiveServerMetrics().size();
         if (live == servers) {
-          HRegionLocation meta = metaLocation(conn);
-          if (meta != null && admin.isTableAvailable(TableName.NAMESPACE_TABLE_NAME)) {
+          // A region server is live for the master once it reported for duty, but it takes
+          // regions only after its first load report (HBASE-25032: the master's assignment
+          // candidates have a last report time; a move to any other goes elsewhere), and
+          // serves only once online (ServerNotRunningYetException before): both, for each.
+          List<String> waiting = new ArrayList<>();
+          for (Map.Entry<ServerName, org.apache.hadoop.hbase.ServerMetrics> e
+              : m.getLiveServerMetrics().entrySet()) {
+            if (e.getValue().getLastReportTimestamp() <= 0) {
+              waiting.add(e.getKey().toString());
+            } else {
+              admin.getRegions(e.getKey());
+            }
+          }
+          HRegionLocation meta = waiting.isEmpty() ? metaLocation(conn) : null;
+          if (!waiting.isEmpty()) {
+            last = "no load report yet from " + waiting;
+          } else if (meta != null
+              && admin.isTableAvailable(TableName.NAMESPACE_TABLE_NAME)) {
             for (ServerName sn : m.getLiveServerMetrics().keySet()) {
               System.out.println("SERVER " + sn);
             }
             System.out.println("META " + meta.getServerName());
             return;
+          } else {
+            last = "meta or hbase:namespace not assigned yet";
           }
-          last = "meta or hbase:namespace not assigned yet";
         } else {
           last = live + " live region servers " + m.getLiveServerMetrics().keySet();
         }
@@ -439,8 +456,14 @@ public final class ClusterCheck {
     }
   }
 
+  /**
+   * Waits until the master has processed {@code dead}'s death; prints {@code DEAD name} and
+   * the last state of every crash procedure for it seen while waiting (a finished one may
+   * have gone from the list before it was seen: the master's cleaner drops them).
+   */
   static void waitDead(Connection conn, ServerName dead, long seconds) throws Exception {
     long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+    Map<String, String> seen = new TreeMap<>();
     String last;
     while (true) {
       try (Admin admin = conn.getAdmin()) {
@@ -453,13 +476,16 @@ public final class ClusterCheck {
         }
         List<String> running = new ArrayList<>();
         for (String scp : crashProcedures(admin)) {
-          if (scp.contains(" " + dead + " ") && !scp.contains(" SUCCESS ")) {
-            running.add(scp);
+          if (scp.contains(" " + dead + " ")) {
+            seen.put(scp.split(" ")[1], scp);
+            if (!scp.contains(" SUCCESS ")) {
+              running.add(scp);
+            }
           }
         }
         if (!m.getLiveServerMetrics().containsKey(dead) && on.isEmpty() && running.isEmpty()) {
           System.out.println("DEAD " + dead);
-          for (String scp : crashProcedures(admin)) {
+          for (String scp : seen.values()) {
             System.out.println(scp);
           }
           return;
@@ -478,7 +504,9 @@ public final class ClusterCheck {
 
   /**
    * {@code SCP pid state server splitWal carryingMeta} for each ServerCrashProcedure the master
-   * lists (finished ones stay listed for a while), from {@code Admin.getProcedures()}' JSON.
+   * lists, from {@code Admin.getProcedures()}' JSON. A finished one stays listed only until the
+   * master's completed-procedure cleaner next runs ({@code hbase.procedure.cleaner.interval},
+   * 30 s): do not count on seeing it.
    */
   static List<String> crashProcedures(Admin admin) throws IOException {
     List<String> out = new ArrayList<>();
