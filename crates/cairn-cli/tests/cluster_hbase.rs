@@ -12,6 +12,8 @@
 //! Needs `mvn -f interop/hbase/pom.xml package`; skipped without the jars unless
 //! `CAIRN_REQUIRE_HBASE_INTEROP=1`.
 
+// Its `java` one-shot runner is not used here.
+#[allow(dead_code)]
 #[path = "../../cairn-hfile/tests/support/hbase.rs"]
 mod hbase;
 
@@ -67,8 +69,7 @@ fn assert_all_on(cluster: &mut Cluster, table: Option<&str>, server: &str) {
     let elsewhere: Vec<_> = regions.iter().filter(|r| r.2 != server).collect();
     assert!(
         elsewhere.is_empty(),
-        "regions not on {server}: {elsewhere:?}\n{}",
-        cluster.logs_tail(30)
+        "regions not on {server}: {elsewhere:?}"
     );
 }
 
@@ -258,6 +259,9 @@ fn hbase_cluster_moves_crashes_and_stops() {
     let Some(cp) = hbase::classpath_or_skip() else {
         return;
     };
+    let started = Instant::now();
     let mut cluster = Cluster::start(&cp, &[RegionServerKind::HBase, RegionServerKind::HBase]);
     scenario(&mut cluster, 0, 1);
+    drop(cluster);
+    eprintln!("wall time {:.1} s", started.elapsed().as_secs_f64());
 }

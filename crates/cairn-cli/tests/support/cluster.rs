@@ -8,7 +8,7 @@
 //! cluster through ZooKeeper (`dev.cairn.interop.ClusterCheck`, one long-lived JVM).
 //!
 //! Every process is killed (SIGKILL) when the [`Cluster`] drops, also when a test panics; then
-//! the temp dir is kept and its path printed, so the logs can be read.
+//! the tail of every log is printed and the temp dir is kept (its path printed too).
 //!
 //! The test file declares `mod hbase` (`cairn-hfile/tests/support/hbase.rs`) and `mod
 //! zookeeper` (`support/zookeeper.rs`) beside this module.
@@ -309,9 +309,8 @@ pub struct Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        self.region_servers.clear();
-        self.client = None;
         if thread::panicking() {
+            eprintln!("{}", self.logs_tail(40));
             if let Some(dir) = self.dir.take() {
                 eprintln!(
                     "cluster files (logs, root) kept in {}",
@@ -319,6 +318,8 @@ impl Drop for Cluster {
                 );
             }
         }
+        self.region_servers.clear();
+        self.client = None;
     }
 }
 
@@ -479,15 +480,11 @@ impl Cluster {
     }
 
     /// Runs one `ClusterCheck` command in the cluster's client JVM and returns its lines;
-    /// panics with every log's tail when it fails.
+    /// panics when it fails (the cluster's drop then prints every log's tail).
     pub fn check(&mut self, command: &str) -> Vec<String> {
         match self.try_check(command) {
             Ok(lines) => lines,
-            Err(lines) => panic!(
-                "ClusterCheck {command} failed:\n{}\n{}",
-                lines.join("\n"),
-                self.logs_tail(40)
-            ),
+            Err(lines) => panic!("ClusterCheck {command} failed:\n{}", lines.join("\n")),
         }
     }
 
