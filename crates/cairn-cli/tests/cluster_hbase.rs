@@ -82,8 +82,8 @@ fn verify(cluster: &mut Cluster, from: u64, to: u64) {
     );
 }
 
-/// The master initializes with both region servers; the table is created and loaded.
-fn start_and_load(cluster: &mut Cluster) {
+/// The master initializes with every region server, meta on one of them.
+fn wait_ready(cluster: &mut Cluster) {
     let ready = cluster.wait_ready();
     let meta = ready
         .iter()
@@ -93,6 +93,10 @@ fn start_and_load(cluster: &mut Cluster) {
         cluster.region_servers.iter().any(|rs| rs.name() == meta),
         "meta on {meta}, not on a region server of the test: {ready:?}"
     );
+}
+
+/// The table is created (four regions) and loaded, the balancer switched off.
+fn create_and_load(cluster: &mut Cluster) {
     let lines = cluster.check("balancer off");
     assert!(
         lines.iter().any(|l| l.starts_with("BALANCER ")),
@@ -248,8 +252,10 @@ fn stop_gracefully(cluster: &mut Cluster, victim: usize, survivor: usize, rows: 
 /// The whole scenario over region servers `a` and `b` of `cluster`, whatever they run.
 fn scenario(cluster: &mut Cluster, a: usize, b: usize) {
     let mut phases = Phases::new();
-    start_and_load(cluster);
-    phases.done("start, create, load");
+    wait_ready(cluster);
+    phases.done("master initialized with both region servers");
+    create_and_load(cluster);
+    phases.done("create, load");
     move_everything(cluster, b);
     move_everything(cluster, a);
     phases.done("every region moved there and back");
