@@ -724,7 +724,8 @@ impl Load {
         self.state.lock().unwrap().acked
     }
 
-    /// Waits until at least `n` rows past `from` are acknowledged (panics after `limit`).
+    /// Waits until row `at_least` (or a later one) is acknowledged; panics after `limit` or
+    /// when the load ends first.
     pub fn wait_acked(&mut self, at_least: u64, limit: Duration) {
         let deadline = Instant::now() + limit;
         while self.acked().is_none_or(|a| a < at_least) {
