@@ -35,6 +35,13 @@ impl Drop for ZooKeeper {
 impl ZooKeeper {
     /// Starts ZooKeeper with the jars on `classpath` and waits until it serves requests.
     pub fn start(classpath: &str) -> ZooKeeper {
+        ZooKeeper::start_with_tick_time(classpath, Duration::from_millis(2000))
+    }
+
+    /// [`ZooKeeper::start`] with another tick: ZooKeeper grants sessions between 2 and 20
+    /// ticks, so a short tick lets a killed client's session (and its ephemeral znodes)
+    /// expire in seconds.
+    pub fn start_with_tick_time(classpath: &str, tick: Duration) -> ZooKeeper {
         let data = tempfile::tempdir().expect("temp dir");
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -50,10 +57,10 @@ impl ZooKeeper {
                 classpath,
                 "org.apache.zookeeper.server.ZooKeeperServerMain",
             ])
-            // port, data dir, tick time, connections per client address
+            // port, data dir, tick time (ms), connections per client address
             .arg(port.to_string())
             .arg(data.path())
-            .arg("2000")
+            .arg(tick.as_millis().to_string())
             .arg(MAX_CLIENT_CNXNS)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
