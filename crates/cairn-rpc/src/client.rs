@@ -84,8 +84,18 @@ pub struct Answer<R> {
 }
 
 impl RpcClient {
-    /// Connects to `addr` (`host:port`) and opens `service`.
+    /// Connects to `addr` (`host:port`) and opens `service`, as HBase 2.6.1
+    /// ([`version_info`]).
     pub fn connect(addr: &str, service: &str) -> Result<RpcClient, ClientError> {
+        RpcClient::connect_as(addr, service, version_info())
+    }
+
+    /// [`RpcClient::connect`] telling the server `version` in the connection header.
+    pub fn connect_as(
+        addr: &str,
+        service: &str,
+        version: pb::VersionInfo,
+    ) -> Result<RpcClient, ClientError> {
         let io = |what, source| ClientError::Io {
             what,
             addr: addr.to_string(),
@@ -103,7 +113,7 @@ impl RpcClient {
                 effective_user: std::env::var("USER").unwrap_or_else(|_| "cairn".into()),
                 real_user: None,
             }),
-            version_info: Some(version_info()),
+            version_info: Some(version),
             ..Default::default()
         };
         let body = header.encode_to_vec();

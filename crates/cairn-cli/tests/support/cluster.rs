@@ -200,6 +200,8 @@ impl Process {
 pub enum RegionServerKind {
     /// HBase 2.6.1's `HRegionServer` from the interop jars.
     HBase,
+    /// `cairn regionserver start` (this crate's binary).
+    Cairn,
 }
 
 impl RegionServerKind {
@@ -216,6 +218,15 @@ impl RegionServerKind {
                     format!("hbase.regionserver.info.port={info_port}"),
                 ],
             ),
+            RegionServerKind::Cairn => {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+                cmd.args(["regionserver", "start", "--conf"])
+                    .arg(conf)
+                    .args(["-D", &format!("hbase.regionserver.port={port}")])
+                    .args(["-D", &format!("hbase.regionserver.info.port={info_port}")])
+                    .env("RUST_LOG", "info");
+                cmd
+            }
         }
     }
 }
@@ -331,16 +342,20 @@ impl Cluster {
     /// Writes the conf dir and starts ZooKeeper, the master and one region server per entry
     /// of `kinds`; returns without waiting for the master (see [`Cluster::wait_ready`]).
     pub fn start(cp: &str, kinds: &[RegionServerKind]) -> Cluster {
+        Cluster::start_with(cp, kinds, &[])
+    }
+
+    /// [`Cluster::start`] with `extra` properties in `hbase-site.xml` (after the harness's).
+    pub fn start_with(cp: &str, kinds: &[RegionServerKind], extra: &[(&str, &str)]) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().to_path_buf();
         let conf = base.join("conf");
         let root = base.join("root");
         fs::create_dir_all(&conf).expect("conf dir");
         let zk = ZooKeeper::start_with_tick_time(cp, ZK_TICK);
-        write_conf(
-            &conf,
-            &site_properties(&root, &base.join("tmp"), zk.port, kinds.len()),
-        );
+        let mut props = site_properties(&root, &base.join("tmp"), zk.port, kinds.len());
+        props.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        write_conf(&conf, &props);
         let master_port = free_port();
         let master = Process::spawn(
             java_server(
@@ -366,22 +381,27 @@ impl Cluster {
             dir: Some(dir),
         };
         for &kind in kinds {
-            let (port, info_port) = (free_port(), free_port());
-            let i = cluster.region_servers.len();
-            let process = Process::spawn(
-                kind.command(cp, &cluster.conf, port, info_port),
-                &base.join(format!("rs{i}.log")),
-            );
-            cluster.region_servers.push(RegionServer {
-                kind,
-                port,
-                info_port,
-                server_name: None,
-                process,
-                starts: 1,
-            });
+            cluster.add_region_server(kind);
         }
         cluster
+    }
+
+    /// Starts one more region server of `kind` (index: the number there were); call
+    /// [`Cluster::wait_ready`] to learn its name.
+    pub fn add_region_server(&mut self, kind: RegionServerKind) -> usize {
+        let (port, info_port) = (free_port(), free_port());
+        let i = self.region_servers.len();
+        let log = self.dir().join(format!("rs{i}.log"));
+        let process = Process::spawn(kind.command(&self.cp, &self.conf, port, info_port), &log);
+        self.region_servers.push(RegionServer {
+            kind,
+            port,
+            info_port,
+            server_name: None,
+            process,
+            starts: 1,
+        });
+        i
     }
 
     /// The temp dir holding the conf dir, the root and the logs.

@@ -646,8 +646,44 @@ impl RegionServer {
             }
         }
         self.wal.sync(true)?;
+        if self.config.hosting == Hosting::Assigned {
+            self.retire_wal_after_close()?;
+        }
         if let Some(c) = &self.cache {
             c.shutdown();
+        }
+        Ok(())
+    }
+
+    /// A cluster's region server stops with nothing for the master to split, as HBase's does
+    /// (it archives its WAL at an orderly stop): every region was closed (flushed) and marked
+    /// flushed as it closed, so every closed file is retired now, and the active file, rolled
+    /// by [`close`](Self::close) and holding no edit, goes to `oldWALs/` too.
+    fn retire_wal_after_close(&self) -> Result<()> {
+        for seg in self.wal.segments().into_iter().filter(|s| !s.active) {
+            for (region, max) in &seg.max_sequence_id {
+                self.wal.mark_flushed(region, *max)?;
+            }
+        }
+        let (fs, loc) = self.config.wal_location();
+        let dir = loc.dir();
+        let archive = loc.archive_dir();
+        let Ok(files) = fs.list(&dir) else {
+            return Ok(());
+        };
+        for f in files.into_iter().filter(|f| !f.is_dir) {
+            let scan = cairn_wal::file::scan_on(&*fs, &f.path, |_, _| Ok(()))?;
+            if scan.entries > 0 {
+                // Never expected; left for the master's split rather than lost.
+                tracing::warn!("{} still holds edits at stop", f.path.display());
+                continue;
+            }
+            let Some(name) = f.path.file_name() else {
+                continue;
+            };
+            fs.mkdirs(&archive)
+                .and_then(|()| fs.rename(&f.path, &archive.join(name)))
+                .map_err(|e| RegionError::io(&f.path, e))?;
         }
         Ok(())
     }

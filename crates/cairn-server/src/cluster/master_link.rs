@@ -11,6 +11,21 @@ use crate::zookeeper::{MasterAddress, Membership};
 /// The service region servers call on the master.
 pub const SERVICE: &str = "RegionServerStatusService";
 
+/// The HBase version a cairn region server gives its master (connection headers, its
+/// `/hbase/rs` znode): 2.0.0, older than any HBase 2.x region server beside it. HBase's
+/// master keeps its system tables (`hbase:meta`, `hbase:namespace`) on the region servers of
+/// the highest version (the rule for rolling upgrades), which keeps meta, which cairn does not
+/// open yet, off cairn; and at 2.0 or above the master handles a region server's split
+/// requests itself.
+pub fn member_version() -> pb::VersionInfo {
+    pb::VersionInfo {
+        version: "2.0.0-cairn".into(),
+        version_major: Some(2),
+        version_minor: Some(0),
+        ..cairn_rpc::client::version_info()
+    }
+}
+
 /// A connection to the active master, opened on first use.
 pub struct MasterLink {
     client: Option<(MasterAddress, RpcClient)>,
@@ -67,7 +82,7 @@ impl MasterLink {
     ) -> Result<R, LinkError> {
         if self.client.is_none() {
             let master = zk.master()?.ok_or(LinkError::NoMaster)?;
-            let client = RpcClient::connect(&master.addr(), SERVICE)?;
+            let client = RpcClient::connect_as(&master.addr(), SERVICE, member_version())?;
             self.client = Some((master, client));
         }
         let (_, client) = self.client.as_mut().expect("connected above");

@@ -129,10 +129,14 @@ impl Membership {
     /// does once the master has accepted it.
     pub fn register(&self, identity: &Identity) -> Result<(), ZkError> {
         let path = self.config.path(&format!("rs/{}", identity.server_name()));
+        let info = cairn_rpc::pb::RegionServerInfo {
+            version_info: Some(crate::cluster::master_link::member_version()),
+            ..region_server_znode(identity)
+        };
         let data = znode::encode(
             &format!("regionserver:{}", identity.location.port),
             rand::random(),
-            &region_server_znode(identity),
+            &info,
         );
         let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
         let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());

@@ -193,6 +193,10 @@ public final class ClusterCheck {
         want(cmd, 2, 2);
         move(conn, TableName.valueOf(cmd[1]), ServerName.valueOf(cmd[2]));
         break;
+      case "split":
+        want(cmd, 2, 2);
+        split(conn, TableName.valueOf(cmd[1]), Bytes.toBytes(cmd[2]));
+        break;
       case "wait-dead":
         want(cmd, 1, 2);
         waitDead(conn, ServerName.valueOf(cmd[1]), seconds(cmd, 2, 120));
@@ -399,6 +403,37 @@ public final class ClusterCheck {
       out.put(f[2], f[f.length - 1]);
     }
     return out;
+  }
+
+  /**
+   * Splits the region of {@code table} holding {@code row} at {@code row} with Admin.split (the
+   * master's SplitTableRegionProcedure), then waits until meta lists both daughters open: prints
+   * {@code SPLIT <daughter> <server>} for each.
+   */
+  static void split(Connection conn, TableName table, byte[] row) throws Exception {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    int before = assignment(conn, table).size();
+    try (Admin admin = conn.getAdmin()) {
+      admin.split(table, row);
+    }
+    while (true) {
+      List<String> lines = regions(conn, table);
+      boolean open = lines.stream().noneMatch(l -> l.endsWith(" -") || l.endsWith(" null"));
+      if (lines.size() == before + 1 && open) {
+        for (String line : lines) {
+          String[] f = line.split(" ");
+          if (f.length > 3 && f[3].equals(Bytes.toString(row))) {
+            System.out.println("SPLIT " + f[2] + " " + f[f.length - 1]);
+          }
+        }
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new Failure("split of " + table + " at " + Bytes.toString(row)
+            + " not done in 60 s: " + lines);
+      }
+      Thread.sleep(100);
+    }
   }
 
   /**
