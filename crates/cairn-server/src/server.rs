@@ -34,11 +34,13 @@ mod http;
 mod log_level;
 mod stacks;
 mod status;
-mod status_page;
+pub mod status_page;
 
 use http::{http_loop, https_accept_loop};
 pub use log_level::{LogLevel, LogLevelError};
-pub use status_page::{RegionStatus, ServerStatus, StoreStatus, TableStatus};
+pub use status_page::{
+    BlockCacheStatus, RegionStatus, ServerStatus, StoreStatus, TableStatus, WalFileStatus,
+};
 
 /// Between a connection's requests, reads ahead for the scanner it last read from, until the
 /// client's next request arrives (or the connection closes).
