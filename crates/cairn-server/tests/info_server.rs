@@ -185,6 +185,11 @@ fn prometheus_parsers_accept_both_pages_after_traffic() {
         dir.path(),
         Arc::new(Filter(parking_lot::Mutex::new("info".into()))),
     );
+    // A sync of what the traffic wrote (a second finds nothing new), counted by the WAL's
+    // counter and in its histogram.
+    for _ in 0..2 {
+        server.region_server().wal().sync(true).unwrap();
+    }
     let info = server.info_addr().unwrap();
     let (status, metrics) = get(info, "/metrics");
     assert_eq!(status, 200);
@@ -214,6 +219,20 @@ fn prometheus_parsers_accept_both_pages_after_traffic() {
     ] {
         assert!(metrics.contains(want), "{want:?} missing from:\n{metrics}");
     }
+    let value = |name: &str| -> f64 {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let syncs = value("cairn_wal_sync_count_total");
+    assert!(syncs >= 1.0, "{syncs}");
+    assert_eq!(value("cairn_wal_sync_time_seconds_count"), syncs);
+    assert_eq!(
+        value("cairn_wal_sync_time_seconds_bucket{le=\"+Inf\"}"),
+        syncs
+    );
     // Every family has its HELP.
     assert_eq!(
         metrics.lines().filter(|l| l.starts_with("# HELP ")).count(),
