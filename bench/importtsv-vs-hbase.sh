@@ -113,7 +113,7 @@ start_cairn() { # $1: log file
     local port
     port=$(free_port)
     "$CAIRN_BIN" serve --data "$work/cluster/cairn" --hbase "127.0.0.1:$port" --thrift 127.0.0.1:0 \
-        --http "" >"$1" 2>&1 &
+        --http "" --info "" >"$1" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 120); do
         grep -qs "hbase rpc on" "$1" && break

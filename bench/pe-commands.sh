@@ -86,7 +86,7 @@ fi
 
 if [ -z "$addr" ]; then
     mkdir -p "$work/data"
-    serve=("$bin" serve --data "$work/data" --thrift 127.0.0.1:0 --http "" --hbase 127.0.0.1:0)
+    serve=("$bin" serve --data "$work/data" --thrift 127.0.0.1:0 --http "" --info "" --hbase 127.0.0.1:0)
     if [ -n "$zk" ]; then serve+=(--zookeeper "$zk"); fi
     "${serve[@]}" >"$work/serve.out" 2>"$work/serve.err" &
     server_pid=$!

@@ -152,7 +152,7 @@ start_cairn() { # $1: log file
     local port
     port=$(free_port)
     "$CAIRN_BIN" serve --data "$work/data/cairn" --hbase "127.0.0.1:$port" --thrift 127.0.0.1:0 \
-        --http "" -D "hfile.block.cache.size=$cache_bytes" >"$1" 2>&1 &
+        --http "" --info "" -D "hfile.block.cache.size=$cache_bytes" >"$1" 2>&1 &
     server_pid=$!
     for _ in $(seq 1 120); do
         grep -q "hbase rpc on" "$1" && break

@@ -237,7 +237,7 @@ fi
 # SERVER_OPTS: more `cairn serve` options, split on spaces (e.g. "-D hbase.regionserver.handler.count=4").
 # shellcheck disable=SC2086
 MIMALLOC_SHOW_STATS=1 "${launch[@]}" "$CAIRN" serve --data "$work/data" --hbase "127.0.0.1:$rpc_port" \
-    --thrift 127.0.0.1:0 --http 127.0.0.1:0 \
+    --thrift 127.0.0.1:0 --http 127.0.0.1:0 --info "" \
     -D "hfile.block.cache.size=$cache_bytes" \
     -D "hbase.hstore.compactionThreshold=$COMPACTION_THRESHOLD" \
     -D "hbase.hregion.memstore.block.multiplier=$BLOCK_MULTIPLIER" \

@@ -75,7 +75,7 @@ run_cairn() { # $1: taskset CPU list, $2: JSON file; remaining: bench modes (or 
     shift 2
     local port
     port=$(free_port)
-    taskset -c "$cpus" target/release/cairn serve --data "$work/cairn" --thrift "127.0.0.1:$port" --http "" \
+    taskset -c "$cpus" target/release/cairn serve --data "$work/cairn" --thrift "127.0.0.1:$port" --http "" --info "" \
         >"$work/cairn.log" 2>&1 &
     local pid=$!
     pids+=("$pid")

@@ -70,13 +70,33 @@ if ! cargo machete --version >/dev/null 2>&1; then
 fi
 cargo machete
 
-step "happybase and pytest from PyPI (happybase 1.3.0)"
+step "happybase, pytest and prometheus_client from PyPI (happybase 1.3.0)"
 # In a virtual environment of its own: a system Python marked externally managed (PEP 668)
 # refuses `pip install`, and the machine's packages stay as they are. Made before the Rust
 # tests, whose TLS, limits and split tests drive happybase.
 venv=target/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check happybase==1.3.0 pytest
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check happybase==1.3.0 pytest \
+    prometheus-client==0.21.1
+
+step "promtool and chromium (Debian's prometheus and chromium packages), when missing"
+# Prometheus' own linter checks /metrics and /prometheus; headless Chromium renders the status
+# page (crates/cairn-server/tests/info_server.rs). Installed only when absent.
+missing=()
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # Only promtool is wanted: on a machine with systemd the package also starts a Prometheus
+    # server on port 9090, Thrift's default port.
+    if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
+        $sudo systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+    fi
+fi
+export CAIRN_REQUIRE_PROMTOOL=1 CAIRN_REQUIRE_CHROMIUM=1
 
 step "HBase 2.6.1 and Hadoop 3.4.1 jars (Maven Central; fetched during the lints)"
 wait "$mvn_pid" || { cat target/mvn.log; exit 1; }

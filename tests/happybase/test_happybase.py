@@ -92,7 +92,8 @@ class Serve:
     """One `cairn serve` process."""
 
     def __init__(self, data, *defines, config=None):
-        args = [CAIRN, "serve", "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0", "--hbase", "127.0.0.1:0"]
+        args = [CAIRN, "serve", "--thrift", "127.0.0.1:0", "--http", "127.0.0.1:0", "--hbase", "127.0.0.1:0",
+                "--info", ""]
         if data is not None:
             args += ["--data", data]
         if config is not None:
@@ -481,9 +482,9 @@ def test_hostile_bytes_close_the_connection_and_lose_nothing(server, conn):
     raw(server, deep)
     check_alive_and_intact(server, "hostile", b"keep", {b"f:q": b"safe"})
     _, metrics = server.get("/metrics")
-    m = re.search(r"cairn_thrift_protocolErrorCount (\d+)", metrics)
+    m = re.search(r"cairn_thrift_protocol_error_count_total (\d+)", metrics)
     assert m and int(m.group(1)) >= len(cases)
-    m = re.search(r"cairn_thrift_oversizedRequestCount (\d+)", metrics)
+    m = re.search(r"cairn_thrift_oversized_request_count_total (\d+)", metrics)
     assert m and int(m.group(1)) >= 5
     conn.delete_table("hostile", disable=True)
 
@@ -572,7 +573,7 @@ def test_scanner_limit_and_lease(server, conn):
     client.scannerClose(keep)
     assert [k for k, _ in t.scan()] == [b"a", b"b"]
     _, metrics = server.get("/metrics")
-    m = re.search(r"cairn_thrift_expiredScannerCount (\d+)", metrics)
+    m = re.search(r"cairn_thrift_expired_scanner_count_total (\d+)", metrics)
     assert m and int(m.group(1)) >= MAX_SCANNERS - 1
     conn.delete_table("leases", disable=True)
 
@@ -585,26 +586,34 @@ def test_metrics_jmx_health(server, conn):
     t.row(b"r1")
     status, text = server.get("/metrics")
     assert status == 200
-    assert re.search(r'cairn_thrift_callCount\{method="getRowWithColumns"\} [1-9]', text)
-    assert re.search(r'cairn_thrift_callCount\{method="mutateRows"\} ([1-9]\d*)', text)
-    m = re.search(r'cairn_regions_writeRequestCount\{namespace="default",table="met",region="[0-9a-f]{32}"\} (\d+)', text)
+    assert re.search(r'cairn_thrift_call_count_total\{method="getRowWithColumns"\} [1-9]', text)
+    assert re.search(r'cairn_thrift_call_count_total\{method="mutateRows"\} ([1-9]\d*)', text)
+    m = re.search(r'cairn_regions_write_request_count_total\{namespace="default",table="met",region="[0-9a-f]{32}"\} (\d+)', text)
     assert m and int(m.group(1)) == 10
-    m = re.search(r'cairn_regions_readRequestCount\{namespace="default",table="met",region="[0-9a-f]{32}"\} (\d+)', text)
+    m = re.search(r'cairn_regions_read_request_count_total\{namespace="default",table="met",region="[0-9a-f]{32}"\} (\d+)', text)
     assert m and int(m.group(1)) >= 1
-    m = re.search(r"cairn_wal_appendCount (\d+)", text)
+    m = re.search(r"cairn_wal_append_count_total (\d+)", text)
     assert m and int(m.group(1)) >= 10
-    assert re.search(r"cairn_server_regionCount [1-9]", text)
-    assert "cairn_blockcache_blockCacheHitCount" in text
-    assert "cairn_checksum_fsChecksumFailureCount 0" in text
-    # every family's samples are together, after one TYPE line
+    assert re.search(r"cairn_server_regions [1-9]", text)
+    assert "cairn_blockcache_block_cache_hit_count_total" in text
+    assert "cairn_checksum_fs_checksum_failure_count_total 0" in text
+    # every family's samples are together, after its HELP and TYPE lines (a histogram's
+    # samples are its name with _bucket, _sum and _count)
     seen = []
     for line in text.splitlines():
+        if line.startswith("# HELP"):
+            continue
         if line.startswith("# TYPE"):
             name = line.split()[2]
             assert name not in seen, name
             seen.append(name)
         else:
-            assert line.split("{")[0].split(" ")[0] == seen[-1], line
+            sample = line.split("{")[0].split(" ")[0]
+            assert sample in [seen[-1] + s for s in ("", "_bucket", "_sum", "_count")], line
+    assert 'cairn_thrift_call_time_seconds_count{method="mutateRows"}' in text
+    _, again = server.get("/prometheus")
+    assert [l.split(" ")[0] for l in again.splitlines() if l.startswith("# TYPE")] == \
+        [l.split(" ")[0] for l in text.splitlines() if l.startswith("# TYPE")]
     status, body = server.get("/jmx")
     beans = {b["name"]: b for b in json.loads(body)["beans"]}
     regions = beans["Hadoop:service=HBase,name=RegionServer,sub=Regions"]
@@ -682,7 +691,7 @@ def test_toml_config_with_hbase_property_names(tmp_path):
     # a known name with a bad value stops the start, naming it
     cfg.write_text('"hbase.client.scanner.timeout.period" = "soon"\n')
     p = subprocess.run([CAIRN, "serve", "--config", str(cfg), "--data", str(data), "--thrift", "127.0.0.1:0", "--hbase", "",
-                        "--http", ""], capture_output=True, text=True, timeout=60)
+                        "--http", "", "--info", ""], capture_output=True, text=True, timeout=60)
     assert p.returncode != 0
     assert "hbase.client.scanner.timeout.period" in p.stderr
 

@@ -14,6 +14,7 @@ mod define;
 mod hbase_args;
 mod hfile;
 mod importtsv;
+mod log_control;
 mod pe;
 mod regions;
 mod regionserver;
@@ -46,6 +47,9 @@ macro_rules! features {
         "none"
     };
 }
+
+/// The optional features of this build, for `cairn_build_info`.
+pub(crate) const FEATURES: &str = features!();
 
 /// What `cairn --version` says: the release, the commit it was built from (build.rs) and the
 /// optional features built in, so a bug report names exactly the binary.
@@ -122,15 +126,20 @@ enum Command {
 /// Log lines (the libraries' `tracing` events, and `log` records of dependencies such as
 /// hdfs-native, bridged) go to stderr with timestamps and levels, filtered by `RUST_LOG`
 /// (`RUST_LOG=debug`, `RUST_LOG=cairn_fs=debug,info`); the default shows info and above.
-fn init_logging() {
+/// The filter can be changed while running (`cairn serve`'s `/logLevel`) through the
+/// returned control.
+fn init_logging() -> log_control::LogControl {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,hdfs_native=warn"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // Colour only for a person at a terminal: a log file or a pipe gets plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+        .with_filter_reloading();
+    let control = log_control::LogControl::new(builder.reload_handle());
+    let _ = builder.try_init();
+    control
 }
 
 /// How long memory the allocator finds free is kept before it goes back to the system.
@@ -153,7 +162,7 @@ fn main() -> ExitCode {
             libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
         }
     };
-    init_logging();
+    let log_control = init_logging();
     let cli = Cli::parse_from(hbase_args::long_forms(std::env::args_os()));
     let result = match cli.command {
         Command::Checksum(c) => checksum::run(c),
@@ -162,7 +171,7 @@ fn main() -> ExitCode {
         Command::CompleteBulkLoad(a) => completebulkload::run(a),
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
-        Command::Serve(a) => serve::run(a),
+        Command::Serve(a) => serve::run(a, log_control),
         Command::Regionserver(a) => regionserver::run(a),
         Command::Regions(a) => regions::run_regions(a),
         Command::Split(a) => regions::run_split(a),

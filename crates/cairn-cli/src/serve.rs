@@ -49,9 +49,15 @@ pub struct ServeArgs {
     /// follow the last host: zk1:2181,zk2:2181/cairn). Without it, no ZooKeeper.
     #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
     zookeeper: Option<String>,
-    /// HTTP address for /metrics, /jmx and /health [default: 127.0.0.1:9095]; "" turns it off.
+    /// The old HTTP address (the same pages as the info port, for one more release)
+    /// [default: 127.0.0.1:9095]; "" turns it off.
     #[arg(long, value_name = "HOST:PORT")]
     http: Option<String>,
+    /// Info-server address: the status page, /conf, /stacks, /logLevel, /metrics,
+    /// /prometheus, /jmx, /health (hbase.regionserver.info.bindAddress and .port)
+    /// [default: 127.0.0.1:16030]; "" turns it off; port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT")]
+    info: Option<String>,
     /// HTTP port (HBase's web UI port, hbase.thrift.info.port); negative turns it off.
     #[arg(long = "infoport", value_name = "PORT", allow_negative_numbers = true)]
     infoport: Option<i32>,
@@ -108,6 +114,9 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     }
     if let Some(h) = &a.http {
         config.http_addr = (!h.is_empty()).then(|| h.clone());
+    }
+    if let Some(i) = &a.info {
+        config.info_addr = (!i.is_empty()).then(|| i.clone());
     }
     if let Some(h) = &a.hbase {
         config.set("hbase", h)?;
@@ -184,8 +193,14 @@ fn tls_note(s: Option<cairn_tls::TlsSettings>) -> String {
     )
 }
 
-pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = config(&a)?;
+pub fn run(a: ServeArgs, log: crate::log_control::LogControl) -> anyhow::Result<ExitCode> {
+    let mut config = config(&a)?;
+    config.build = cairn_server::metrics::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("CAIRN_COMMIT").into(),
+        features: crate::FEATURES.into(),
+    };
+    config.log_level = Some(Arc::new(log));
     // Each connection holds a descriptor: the soft limit goes up to the hard one first (the
     // function logs what it did).
     let _ = cairn_server::connections::raise_open_files_limit();
@@ -217,9 +232,16 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         ),
         None => println!("cairn serve: hbase rpc off"),
     }
+    match server.info_addr() {
+        Some(h) => println!(
+            "cairn serve: info server on {h}{} (status page /rs-status, /conf, /stacks, /logLevel, /metrics, /prometheus, /jmx, /health)",
+            tls(Port::Http)
+        ),
+        None => println!("cairn serve: info server off"),
+    }
     match server.http_addr() {
         Some(h) => println!(
-            "cairn serve: http on {h}{} (/metrics, /jmx, /health)",
+            "cairn serve: http on {h}{} (the info server's pages; this port is deprecated, use the info port)",
             tls(Port::Http)
         ),
         None => println!("cairn serve: http off"),
@@ -316,6 +338,22 @@ mod tests {
         assert_eq!(c.thrift_addr, "10.1.2.3:7000");
         let c = config_of(&["--infoport", "-1"]);
         assert_eq!(c.http_addr, None);
+        // The info port is HBase's region server's, apart from the Thrift server's.
+        assert_eq!(c.info_addr.as_deref(), Some("127.0.0.1:16030"));
+        let c = config_of(&["-D", "hbase.regionserver.info.port=16031"]);
+        assert_eq!(c.info_addr.as_deref(), Some("127.0.0.1:16031"));
+        let c = config_of(&[
+            "-D",
+            "hbase.regionserver.info.bindAddress=0.0.0.0",
+            "-D",
+            "hbase.regionserver.info.port=-1",
+        ]);
+        assert_eq!(c.info_addr, None);
+        let c = config_of(&["-D", "hbase.regionserver.info.bindAddress=10.0.0.1"]);
+        assert_eq!(c.info_addr.as_deref(), Some("10.0.0.1:16030"));
+        let c = config_of(&["--info", "127.0.0.1:0"]);
+        assert_eq!(c.info_addr.as_deref(), Some("127.0.0.1:0"));
+        assert_eq!(config_of(&["--info", ""]).info_addr, None);
         // -c is the compact protocol now: it takes no file.
         assert!(Serve::try_parse_from(["serve", "-c", "cairn.toml"]).is_err());
     }

@@ -5,6 +5,7 @@
 //! data = "./cairn-data"              # or hbase.rootdir = "file:///var/lib/cairn"
 //! thrift = "127.0.0.1:9090"          # or hbase.regionserver.thrift.ipaddress / .port
 //! http = "127.0.0.1:9095"            # or hbase.thrift.info.bindAddress / .port; "" = off
+//! info = "127.0.0.1:16030"           # status page; or hbase.regionserver.info.bindAddress / .port; "" = off
 //! hbase = "127.0.0.1:16020"          # native RPC; or hbase.regionserver.ipc.address / .port; "" = off
 //! zookeeper = "zk1:2181,zk2:2181"    # register there; or hbase.zookeeper.quorum; absent = no ZooKeeper
 //! "hbase.regionserver.thrift.framed.max_frame_size_in_mb" = 2
@@ -43,6 +44,15 @@ pub struct Config {
     /// Info-server address for `/metrics`, `/jmx`, `/health` (`hbase.thrift.info.bindAddress`,
     /// `hbase.thrift.info.port`; a negative port turns it off); `None` = no HTTP server.
     pub http_addr: Option<String>,
+    /// The region server's info server: the status page and every page of the HTTP port
+    /// (`hbase.regionserver.info.bindAddress`, `hbase.regionserver.info.port`, 16030; a
+    /// negative port turns it off); `None` = off. The HTTP port above serves the same pages,
+    /// for one release, as an alias.
+    pub info_addr: Option<String>,
+    /// What `cairn_build_info` and the status page say about the binary.
+    pub build: crate::metrics::BuildInfo,
+    /// The log filter `/logLevel` shows and changes; `None`: the page says it cannot.
+    pub log_level: Option<std::sync::Arc<dyn crate::server::LogLevel>>,
     /// HBase's native RPC (`--hbase`, `hbase.regionserver.port`, `hbase.master.port`,
     /// `hbase.regionserver.ipc.address`); `None` = off.
     pub rpc: Option<RpcConfig>,
@@ -79,6 +89,9 @@ impl Default for Config {
             data_dir: PathBuf::from("./cairn-data"),
             thrift_addr: "127.0.0.1:9090".into(),
             http_addr: Some("127.0.0.1:9095".into()),
+            info_addr: Some("127.0.0.1:16030".into()),
+            build: crate::metrics::BuildInfo::default(),
+            log_level: None,
             rpc: Some(RpcConfig::default()),
             limits: Limits::default(),
             max_connections: 1000,
@@ -293,6 +306,32 @@ impl Config {
                         .unwrap_or_else(|| "127.0.0.1".into());
                     self.http_addr = Some(format!("{host}:{port}"));
                 }
+            }
+            "info" | "info_addr" => {
+                self.info_addr = (!v.is_empty()).then(|| v.to_string());
+            }
+            "hbase.regionserver.info.port" => {
+                let port = int()?;
+                if port < 0 {
+                    self.info_addr = None;
+                } else if port > i64::from(u16::MAX) {
+                    return Err(bad(key, value, "not a port"));
+                } else {
+                    let host = self
+                        .info_addr
+                        .as_deref()
+                        .map(|a| split_host_port(a).0)
+                        .unwrap_or_else(|| "127.0.0.1".into());
+                    self.info_addr = Some(format!("{host}:{port}"));
+                }
+            }
+            "hbase.regionserver.info.bindAddress" => {
+                let port = self
+                    .info_addr
+                    .as_deref()
+                    .map(|a| split_host_port(a).1)
+                    .unwrap_or_else(|| "16030".into());
+                self.info_addr = Some(format!("{v}:{port}"));
             }
             "hbase.thrift.info.bindAddress" => {
                 let port = self

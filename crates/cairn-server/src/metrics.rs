@@ -6,12 +6,17 @@
 //! …), per-region counters aggregated into one source labelled by namespace, table and region,
 //! the WAL, the block cache and checksums.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use cairn_region::RegionServer;
 use cairn_thrift::{ConnectionStats, Encoding};
+
+mod exposition;
+mod latency;
+
+pub use exposition::{family_name, snake_case, BuildInfo, Exposition, GAUGE_RENAMES};
+pub use latency::{from_buckets, MethodLatencies, CALL_BUCKETS};
 
 macro_rules! methods {
     ($($id:ident = $name:literal),* $(,)?) => {
@@ -94,6 +99,8 @@ pub struct ThriftMetrics {
     pub cells_returned: AtomicU64,
     /// Rows written or deleted by mutations (`rowsMutatedCount`).
     pub rows_mutated: AtomicU64,
+    /// Call latencies by method (`cairn_thrift_call_time_seconds`).
+    call_time: MethodLatencies,
 }
 
 impl Default for ThriftMetrics {
@@ -109,6 +116,12 @@ impl Default for ThriftMetrics {
             rows_read_ahead: AtomicU64::new(0),
             cells_returned: AtomicU64::new(0),
             rows_mutated: AtomicU64::new(0),
+            call_time: MethodLatencies::new(
+                "cairn_thrift_call_time_seconds",
+                "Thrift1 call time by method, from the request read to the answer written.",
+                METHODS,
+                None,
+            ),
         }
     }
 }
@@ -120,6 +133,7 @@ impl ThriftMetrics {
         let i = m as usize;
         self.calls[i].fetch_add(1, Ordering::Relaxed);
         self.nanos[i].fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        self.call_time.observe(i, took);
         if !ok {
             self.errors[i].fetch_add(1, Ordering::Relaxed);
         }
@@ -167,6 +181,9 @@ pub struct Source {
     pub bean: &'static str,
     /// The source's values, in rendering order.
     pub samples: Vec<Sample>,
+    /// Families only Prometheus shows (latency histograms), already in its names; `/jmx`
+    /// leaves them out.
+    pub families: Vec<prometheus::proto::MetricFamily>,
 }
 
 impl Source {
@@ -175,6 +192,7 @@ impl Source {
             name,
             bean,
             samples: Vec::new(),
+            families: Vec::new(),
         }
     }
     pub(crate) fn add(&mut self, name: impl Into<String>, kind: Kind, value: f64) {
@@ -201,8 +219,19 @@ impl Source {
     }
 }
 
+/// Values named `...Count` that go down as well as up: how many there are now.
+const COUNT_GAUGES: &[&str] = &[
+    "storeCount",
+    "storeFileCount",
+    "blockCacheCount",
+    "l1CacheCount",
+    "l2CacheCount",
+];
+
 fn kind_of(name: &str) -> Kind {
-    if name.ends_with("Count") || name.ends_with("Time") || name.ends_with("Nanos") {
+    if COUNT_GAUGES.contains(&name) {
+        Kind::Gauge
+    } else if name.ends_with("Count") || name.ends_with("Time") || name.ends_with("Nanos") {
         Kind::Counter
     } else {
         Kind::Gauge
@@ -321,6 +350,7 @@ pub fn thrift_source(thrift: &ThriftMetrics, scanners: ScannerCounts) -> Source 
         ld(&thrift.cells_returned),
     );
     t.add("rowsMutatedCount", Kind::Counter, ld(&thrift.rows_mutated));
+    t.families.extend(thrift.call_time.family());
     t
 }
 
@@ -408,6 +438,13 @@ fn region_server_sources(rs: &RegionServer, out: &mut Vec<Source>) {
     );
     wal.add("segmentsReusedCount", Kind::Counter, l(s.segments_reused));
     wal.add("segments", Kind::Gauge, l(rs.wal().segments().len() as u64));
+    wal.families.push(from_buckets(
+        "cairn_wal_sync_time_seconds",
+        "Time of each WAL fdatasync (or HDFS hsync), rolls and closes included.",
+        &cairn_wal::FSYNC_BUCKET_BOUNDS,
+        &s.fsync_buckets,
+        s.fsync_time.as_secs_f64(),
+    ));
     out.push(wal);
 
     let mut cache = Source::new(
@@ -466,81 +503,6 @@ fn region_server_sources(rs: &RegionServer, out: &mut Vec<Source>) {
         1.0,
     );
     out.push(ck);
-}
-
-fn escape_label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-fn fmt_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-/// A metric name as Prometheus takes it (`[a-zA-Z_:][a-zA-Z0-9_:]*`): every other character
-/// (the dots of HBase's `exceptions.<Name>` metrics) becomes `_`. `/jmx` keeps HBase's names.
-fn prometheus_name(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
-    }
-    out
-}
-
-/// Prometheus text exposition format (version 0.0.4).
-pub fn prometheus(sources: &[Source]) -> String {
-    let mut out = String::new();
-    for s in sources {
-        // A metric family's samples must be together: group by name, in first-seen order.
-        let mut names: Vec<&str> = Vec::new();
-        for m in &s.samples {
-            if !names.contains(&m.name.as_str()) {
-                names.push(&m.name);
-            }
-        }
-        for name in names {
-            let full = prometheus_name(&format!("cairn_{}_{}", s.name, name));
-            let mut family = s.samples.iter().filter(|m| m.name == name).peekable();
-            let kind = family.peek().map_or(Kind::Gauge, |m| m.kind);
-            let _ = writeln!(
-                out,
-                "# TYPE {full} {}",
-                match kind {
-                    Kind::Counter => "counter",
-                    Kind::Gauge => "gauge",
-                }
-            );
-            for m in family {
-                out.push_str(&full);
-                if !m.labels.is_empty() {
-                    out.push('{');
-                    for (i, (k, v)) in m.labels.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        let _ = write!(out, "{k}=\"{}\"", escape_label(v));
-                    }
-                    out.push('}');
-                }
-                let _ = writeln!(out, " {}", fmt_value(m.value));
-            }
-        }
-    }
-    out
 }
 
 /// HBase's `/jmx` JSON: one bean per source; labelled samples are flattened into HBase's
@@ -629,29 +591,12 @@ mod tests {
     }
 
     #[test]
-    fn prometheus_names_keep_to_prometheus_characters() {
-        assert_eq!(
-            prometheus_name("cairn_ipc_exceptions.callQueueTooBig"),
-            "cairn_ipc_exceptions_callQueueTooBig"
-        );
-        assert_eq!(prometheus_name("a:b_c9"), "a:b_c9");
-        assert_eq!(prometheus_name("9x-y"), "_9x_y");
-    }
-
-    #[test]
-    fn prometheus_text_has_types_labels_and_escapes() {
+    fn jmx_flattens_labels() {
         let mut s = Source::new("x", "bean");
         s.add("aCount", Kind::Counter, 3.0);
         s.add_labelled("bCount", Kind::Counter, vec![("t", "a\"b".into())], 1.0);
         s.add("cValue", Kind::Gauge, 0.0);
         s.add_labelled("bCount", Kind::Counter, vec![("t", "c".into())], 2.5);
-        let text = prometheus(&[s.clone()]);
-        assert_eq!(
-            text,
-            "# TYPE cairn_x_aCount counter\ncairn_x_aCount 3\n# TYPE cairn_x_bCount counter\n\
-             cairn_x_bCount{t=\"a\\\"b\"} 1\ncairn_x_bCount{t=\"c\"} 2.5\n\
-             # TYPE cairn_x_cValue gauge\ncairn_x_cValue 0\n"
-        );
         let j = jmx(&[s]);
         assert_eq!(j["beans"][0]["aCount"], 3);
         assert_eq!(j["beans"][0]["c_bCount"], 2.5);

@@ -29,9 +29,18 @@ use crate::rpc::{RpcMetrics, RpcServer};
 use crate::security::Authorizer;
 use crate::zookeeper::{Identity, Registration, ZkError};
 
+mod conf_page;
 mod http;
+mod log_level;
+mod stacks;
+mod status;
+pub mod status_page;
 
 use http::{http_loop, https_accept_loop};
+pub use log_level::{LogLevel, LogLevelError};
+pub use status_page::{
+    BlockCacheStatus, RegionStatus, ServerStatus, StoreStatus, TableStatus, WalFileStatus,
+};
 
 /// Between a connection's requests, reads ahead for the scanner it last read from, until the
 /// client's next request arrives (or the connection closes).
@@ -123,6 +132,12 @@ struct Shared {
     metrics: Arc<ThriftMetrics>,
     /// Every source `/metrics` and `/jmx` show.
     registry: metrics::Registry,
+    /// The process and build families of `/metrics`.
+    exposition: metrics::Exposition,
+    /// When the server started (the status page's uptime).
+    started: std::time::SystemTime,
+    /// The bound Thrift, native RPC and info addresses, for the status page.
+    addrs: std::sync::OnceLock<Addresses>,
     rs: Arc<RegionServer>,
     config: Config,
     stop: AtomicBool,
@@ -131,6 +146,83 @@ struct Shared {
     thrift_tls: Option<Arc<TlsAcceptor>>,
     /// HTTPS connections being answered (each on a thread of its own, so bounded).
     https_open: std::sync::atomic::AtomicUsize,
+}
+
+/// The addresses the server listens on, as bound.
+#[derive(Clone, Debug, Default)]
+struct Addresses {
+    thrift: Option<SocketAddr>,
+    rpc: Option<SocketAddr>,
+    server_name: Option<String>,
+    info: Option<SocketAddr>,
+    http: Option<SocketAddr>,
+}
+
+/// Binds an HTTP listener (the info port or the old HTTP port; both serve the same pages).
+fn bind_http(
+    what: &'static str,
+    addr: &str,
+    tls: &Option<Arc<TlsAcceptor>>,
+) -> Result<HttpListener, ServeError> {
+    Ok(match tls {
+        None => HttpListener::Plain(Arc::new(tiny_http::Server::http(addr).map_err(|e| {
+            ServeError::Listen {
+                what,
+                addr: addr.to_string(),
+                source: io::Error::other(e.to_string()),
+            }
+        })?)),
+        Some(tls) => HttpListener::Tls(
+            TcpListener::bind(addr).map_err(|source| ServeError::Listen {
+                what,
+                addr: addr.to_string(),
+                source,
+            })?,
+            tls.clone(),
+        ),
+    })
+}
+
+impl HttpListener {
+    fn local_addr(&self) -> Option<SocketAddr> {
+        match self {
+            HttpListener::Plain(s) => s.server_addr().to_ip(),
+            HttpListener::Tls(l, _) => l.local_addr().ok(),
+        }
+    }
+
+    /// Starts the listener's thread.
+    fn spawn(self, s: Arc<Shared>, name: &str) -> Http {
+        let spawn = std::thread::Builder::new().name(name.into());
+        match self {
+            HttpListener::Tls(listener, tls) => {
+                let addr = listener.local_addr().expect("bound above");
+                let h = spawn
+                    .spawn(move || https_accept_loop(listener, &tls, &s))
+                    .expect("spawn http");
+                Http::Tls(addr, h)
+            }
+            HttpListener::Plain(srv) => {
+                let srv2 = srv.clone();
+                let h = spawn
+                    .spawn(move || http_loop(&srv2, &s))
+                    .expect("spawn http");
+                Http::Plain(srv, h)
+            }
+        }
+    }
+}
+
+impl Http {
+    fn stop(self) {
+        match self {
+            Http::Plain(srv, h) => {
+                srv.unblock();
+                let _ = h.join();
+            }
+            Http::Tls(addr, h) => connections::stop_acceptor(addr, Some(h)),
+        }
+    }
 }
 
 /// The HTTP endpoint: tiny_http for plaintext; over TLS, a listener of ours with a small
@@ -185,9 +277,11 @@ pub struct Server {
     shared: Arc<Shared>,
     thrift_addr: SocketAddr,
     http_addr: Option<SocketAddr>,
+    info_addr: Option<SocketAddr>,
     acceptor: Option<JoinHandle<()>>,
     reaper: Option<JoinHandle<()>>,
     http: Option<Http>,
+    info: Option<Http>,
     rpc: Option<RpcServer>,
     zookeeper: Option<Registration>,
 }
@@ -223,31 +317,19 @@ impl Server {
         let thrift_tls = tls_acceptor(&config, Port::Thrift)?;
         let http_tls = tls_acceptor(&config, Port::Http)?;
         let rpc_tls = tls_acceptor(&config, Port::Rpc)?;
-        let http_listener = match (&config.http_addr, &http_tls) {
-            (None, _) => None,
-            (Some(a), None) => Some(HttpListener::Plain(Arc::new(
-                tiny_http::Server::http(a).map_err(|e| ServeError::Listen {
-                    what: "http",
-                    addr: a.clone(),
-                    source: io::Error::other(e.to_string()),
-                })?,
-            ))),
-            (Some(a), Some(tls)) => Some(HttpListener::Tls(
-                TcpListener::bind(a).map_err(|source| ServeError::Listen {
-                    what: "http",
-                    addr: a.clone(),
-                    source,
-                })?,
-                tls.clone(),
-            )),
-        };
-        let http_addr = match &http_listener {
-            Some(HttpListener::Plain(s)) => s.server_addr().to_ip(),
-            Some(HttpListener::Tls(l, _)) => l.local_addr().ok(),
+        let http_listener = match &config.http_addr {
             None => None,
+            Some(a) => Some(bind_http("http", a, &http_tls)?),
         };
+        let http_addr = http_listener.as_ref().and_then(HttpListener::local_addr);
+        // The info port takes the HTTP port's TLS settings: they are one server in HBase.
+        let info_listener = match &config.info_addr {
+            None => None,
+            Some(a) => Some(bind_http("info", a, &http_tls)?),
+        };
+        let info_addr = info_listener.as_ref().and_then(HttpListener::local_addr);
         warn_if_exposed(Port::Thrift, thrift_addr, thrift_tls.as_deref());
-        if let Some(a) = http_addr {
+        for a in [http_addr, info_addr].into_iter().flatten() {
             warn_if_exposed(Port::Http, a, http_tls.as_deref());
         }
 
@@ -281,10 +363,14 @@ impl Server {
         if config.rpc.is_some() {
             registry.register(rpc_metrics.clone());
         }
+        let exposition = metrics::Exposition::new(config.build.clone());
         let shared = Arc::new(Shared {
             handler,
             metrics,
             registry,
+            exposition,
+            started: std::time::SystemTime::now(),
+            addrs: std::sync::OnceLock::new(),
             rs,
             config,
             stop: AtomicBool::new(false),
@@ -302,7 +388,8 @@ impl Server {
                         authorizer: authorizer.clone(),
                         ..rc.clone()
                     },
-                    http_addr.map(|a| a.port()),
+                    // Clients are told the info port (HBase's), else the old HTTP port.
+                    info_addr.or(http_addr).map(|a| a.port()),
                     shared.rpc_metrics.clone(),
                 )
                 .map_err(|source| ServeError::Listen {
@@ -334,33 +421,24 @@ impl Server {
                 }
             })
             .expect("spawn reaper");
-        let http = http_listener.map(|l| {
-            let s = shared.clone();
-            let spawn = std::thread::Builder::new().name("cairn-http".into());
-            match l {
-                HttpListener::Tls(listener, tls) => {
-                    let addr = listener.local_addr().expect("bound above");
-                    let h = spawn
-                        .spawn(move || https_accept_loop(listener, &tls, &s))
-                        .expect("spawn http");
-                    Http::Tls(addr, h)
-                }
-                HttpListener::Plain(srv) => {
-                    let srv2 = srv.clone();
-                    let h = spawn
-                        .spawn(move || http_loop(&srv2, &s))
-                        .expect("spawn http");
-                    Http::Plain(srv, h)
-                }
-            }
+        let _ = shared.addrs.set(Addresses {
+            thrift: Some(thrift_addr),
+            rpc: rpc.as_ref().map(|r| r.addr()),
+            server_name: rpc.as_ref().map(|r| r.server_name().to_string()),
+            info: info_addr,
+            http: http_addr,
         });
+        let http = http_listener.map(|l| l.spawn(shared.clone(), "cairn-http"));
+        let info = info_listener.map(|l| l.spawn(shared.clone(), "cairn-info"));
         let mut server = Server {
             shared,
             thrift_addr,
             http_addr,
+            info_addr,
             acceptor: Some(acceptor),
             reaper: Some(reaper),
             http,
+            info,
             rpc,
             zookeeper: None,
         };
@@ -370,7 +448,7 @@ impl Server {
             let identity = Identity {
                 location: rpc.location().clone(),
                 cluster_id: rpc.cluster_id().to_string(),
-                info_port: server.http_addr.map(|a| a.port()),
+                info_port: server.info_addr.or(server.http_addr).map(|a| a.port()),
             };
             server.zookeeper = Some(Registration::start(
                 server.shared.config.zookeeper.clone(),
@@ -395,9 +473,22 @@ impl Server {
         self.shared.config.tls.settings(port).ok().flatten()
     }
 
-    /// The bound info-server address (`/metrics`, `/jmx`, `/health`), if one was started.
+    /// The bound address of the old HTTP port (`/metrics`, `/jmx`, `/health` and every page
+    /// of the info port, for a release), if one was started.
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http_addr
+    }
+
+    /// The bound info-server address (`hbase.regionserver.info.port`: the status page,
+    /// `/conf`, `/stacks`, `/logLevel`, `/metrics`, `/prometheus`, `/jmx`, `/health`), if one
+    /// was started.
+    pub fn info_addr(&self) -> Option<SocketAddr> {
+        self.info_addr
+    }
+
+    /// What the status page shows now.
+    pub fn status(&self) -> ServerStatus {
+        status::snapshot(&self.shared)
     }
 
     /// The native RPC server, if one was started.
@@ -458,13 +549,8 @@ impl Server {
             r.thread().unpark();
             let _ = r.join();
         }
-        match self.http.take() {
-            Some(Http::Plain(srv, h)) => {
-                srv.unblock();
-                let _ = h.join();
-            }
-            Some(Http::Tls(addr, h)) => connections::stop_acceptor(addr, Some(h)),
-            None => {}
+        for h in [self.http.take(), self.info.take()].into_iter().flatten() {
+            h.stop();
         }
     }
 }

@@ -32,6 +32,7 @@ fn start(dir: &Path, defines: &[(&str, &str)]) -> Server {
             addr: "127.0.0.1:0".into(),
             ..Default::default()
         }),
+        info_addr: None,
         ..Config::default()
     };
     for (k, v) in defines {

@@ -32,6 +32,7 @@ fn start_with(dir: &std::path::Path, rpc: RpcConfig, security: SecurityConfig) -
                 ..rpc
             }),
             security,
+            info_addr: None,
             ..Config::default()
         },
     )

@@ -28,6 +28,7 @@ fn start(dir: &std::path::Path, rpc: RpcConfig) -> Server {
                 addr: "127.0.0.1:0".into(),
                 ..rpc
             }),
+            info_addr: None,
             ..Config::default()
         },
     )
@@ -675,6 +676,7 @@ fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
                 scanner_lease: Duration::from_millis(300),
                 ..RpcConfig::default()
             }),
+            info_addr: None,
             ..Config::default()
         },
     )
@@ -734,7 +736,7 @@ fn an_idle_scanner_expires_with_its_lease_and_metrics_count_the_calls() {
     };
     let prom = get("/metrics");
     assert!(
-        prom.contains("ipc_callCount{method=\"Mutate\"} 2"),
+        prom.contains("cairn_ipc_call_count_total{method=\"Mutate\"} 2"),
         "{prom}"
     );
     assert!(prom.contains("UnknownScannerException"), "{prom}");
@@ -1134,6 +1136,7 @@ fn splits_and_merges_through_the_master_and_what_get_region_info_says_of_them() 
                 addr: "127.0.0.1:0".into(),
                 ..RpcConfig::default()
             }),
+            info_addr: None,
             ..Config::default()
         },
     )

@@ -35,6 +35,7 @@ fn a_thrift_scan_with_cache_blocks_false_caches_no_data_block() {
             thrift_addr: "127.0.0.1:0".into(),
             http_addr: None,
             rpc: None,
+            info_addr: None,
             ..Config::default()
         },
     )

@@ -67,6 +67,7 @@ fn start(dir: &std::path::Path, defines: &[(&str, &str)]) -> Server {
             addr: "127.0.0.1:0".into(),
             ..Default::default()
         }),
+        info_addr: None,
         ..Config::default()
     };
     for (k, v) in defines {

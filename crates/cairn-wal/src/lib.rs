@@ -150,7 +150,7 @@ pub use cairn_cell::KeyValue;
 pub use error::WalError;
 pub use ledger::SegmentInfo;
 pub use names::{BadServerName, ServerName};
-pub use stats::WalStats;
+pub use stats::{WalStats, FSYNC_BUCKETS, FSYNC_BUCKET_BOUNDS};
 
 /// How durable an append must be before it returns (HBase's `Durability`, without
 /// `USE_DEFAULT`, which the region store resolves to the table's durability first).

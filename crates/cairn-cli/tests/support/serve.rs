@@ -15,13 +15,15 @@ use std::time::Duration;
 const HBASE_RPC_ON: &str = "hbase rpc on ";
 
 /// Thrift and HBase RPC on free ports, no HTTP listener.
-pub const LISTENERS: [&str; 6] = [
+pub const LISTENERS: [&str; 8] = [
     "--thrift",
     "127.0.0.1:0",
     "--http",
     "",
     "--hbase",
     "127.0.0.1:0",
+    "--info",
+    "",
 ];
 
 /// How long the server may take to print its HBase RPC address.

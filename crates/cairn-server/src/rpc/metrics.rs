@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::connection::Service;
-use crate::metrics::{Kind, Source};
+use crate::metrics::{Kind, MethodLatencies, Source};
 
 /// The methods with a counter slot of their own, sorted (looked up by binary search); any
 /// other method counts under `other`.
@@ -146,6 +146,10 @@ pub struct RpcMetrics {
     rejected_connections: AtomicU64,
     exceptions: AtomicU64,
     by_class: [AtomicU64; 8],
+    /// Time in the call queue, by method (Prometheus only).
+    queue_time: MethodLatencies,
+    /// Time being processed, by method (Prometheus only).
+    process_time: MethodLatencies,
 }
 
 impl Default for RpcMetrics {
@@ -165,6 +169,18 @@ impl Default for RpcMetrics {
             rejected_connections: AtomicU64::new(0),
             exceptions: AtomicU64::new(0),
             by_class: std::array::from_fn(|_| AtomicU64::new(0)),
+            queue_time: MethodLatencies::new(
+                "cairn_ipc_queue_call_time_seconds",
+                "Native RPC time in the call queue by method (HBase's QueueCallTime).",
+                METHODS,
+                Some("other"),
+            ),
+            process_time: MethodLatencies::new(
+                "cairn_ipc_process_call_time_seconds",
+                "Native RPC processing time by method (HBase's ProcessCallTime).",
+                METHODS,
+                Some("other"),
+            ),
         }
     }
 }
@@ -189,6 +205,8 @@ impl RpcMetrics {
         self.calls[i].fetch_add(1, Ordering::Relaxed);
         self.process_us[i].fetch_add(p, Ordering::Relaxed);
         self.queue_us[i].fetch_add(q, Ordering::Relaxed);
+        self.queue_time.observe(i, queued);
+        self.process_time.observe(i, processed);
         // HBase's call times are in milliseconds.
         self.queue_call_time.add(q / 1000);
         self.process_call_time.add(p / 1000);
@@ -289,6 +307,8 @@ impl RpcMetrics {
                 ld(&self.queue_us[i]),
             );
         }
+        s.families.extend(self.queue_time.family());
+        s.families.extend(self.process_time.family());
         s
     }
 }

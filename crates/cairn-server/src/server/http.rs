@@ -1,7 +1,8 @@
-//! The server's HTTP endpoint: `/metrics` (Prometheus text), `/jmx` (HBase's JMX JSON) and
-//! `/health`, from the one metrics registry. Plain HTTP is tiny_http's; over TLS a listener
-//! of ours answers one small GET per connection (tiny_http's TLS cannot ask for client
-//! certificates).
+//! The server's HTTP pages, the same on the info port (`hbase.regionserver.info.port`) and
+//! the old HTTP port: the status page (`/`, `/rs-status`), `/metrics` and `/prometheus`
+//! (Prometheus text), `/jmx` (HBase's JMX JSON), `/health`, `/conf`, `/stacks` and
+//! `/logLevel`. Plain HTTP is tiny_http's; over TLS a listener of ours answers one small GET
+//! per connection (tiny_http's TLS cannot ask for client certificates).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener};
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use cairn_tls::{Stream, TlsAcceptor};
 
-use super::Shared;
+use super::{conf_page, log_level, stacks, status, status_page, Shared};
 use crate::connections;
 use crate::metrics;
 
@@ -32,11 +33,36 @@ struct Page {
 fn page(s: &Shared, url: &str) -> Page {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     match path {
-        "/metrics" => Page {
+        "/" | "/rs-status" => Page {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            body: status_page::render(&status::snapshot(s)),
+        },
+        // HBase's info server has both: `/prometheus` for scrapers, `/metrics` for Hadoop's
+        // metrics servlet (here the same text).
+        "/metrics" | "/prometheus" => Page {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
-            body: metrics::prometheus(&gather(s)),
+            body: s.exposition.render(&gather(s)),
         },
+        "/conf" => Page {
+            status: 200,
+            content_type: "text/xml; charset=utf-8",
+            body: conf_page::page(&s.config),
+        },
+        "/stacks" => Page {
+            status: 200,
+            content_type: "text/plain; charset=utf-8",
+            body: stacks::page(&stacks::threads(std::path::Path::new("/proc/self/task"))),
+        },
+        "/logLevel" => {
+            let (status, body) = log_level::page(s.config.log_level.as_deref(), &query_pairs(query));
+            Page {
+                status,
+                content_type: "text/html; charset=utf-8",
+                body,
+            }
+        }
         "/jmx" => {
             let mut json = metrics::jmx(&gather(s));
             if let Some(q) = jmx_query(query) {
@@ -77,7 +103,8 @@ fn page(s: &Shared, url: &str) -> Page {
         _ => Page {
             status: 404,
             content_type: "text/plain; charset=utf-8",
-            body: "not found: try /metrics, /jmx or /health\n".to_string(),
+            body: "not found: try /rs-status, /metrics, /prometheus, /jmx, /health, /conf, /stacks or /logLevel\n"
+                .to_string(),
         },
     }
 }
@@ -189,6 +216,7 @@ fn respond(
 ) -> io::Result<()> {
     let reason = match status {
         200 => "OK",
+        400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
         431 => "Request Header Fields Too Large",
@@ -212,6 +240,28 @@ fn gather(s: &Shared) -> Vec<metrics::Source> {
     s.registry.gather()
 }
 
+/// Most query parameters read (a page takes two).
+const MAX_QUERY_PAIRS: usize = 16;
+
+/// The `name=value` pairs of a query string, percent-decoded (`+` is a space, as forms send
+/// it); the first [`MAX_QUERY_PAIRS`] only.
+fn query_pairs(query: &str) -> Vec<(String, String)> {
+    let decode = |v: &str| {
+        percent_encoding::percent_decode_str(&v.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .take(MAX_QUERY_PAIRS)
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
 /// The bean `/jmx?qry=NAME` asks for (Hadoop's `JMXJsonServlet` parameter), percent-decoded.
 fn jmx_query(query: &str) -> Option<String> {
     let q = query.split('&').find_map(|kv| kv.strip_prefix("qry="))?;
@@ -225,6 +275,20 @@ fn jmx_query(query: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_pairs_are_decoded_and_bounded() {
+        assert_eq!(
+            query_pairs("log=cairn_server%3A%3Arpc&level=DEBUG&x"),
+            [
+                ("log".to_string(), "cairn_server::rpc".to_string()),
+                ("level".to_string(), "DEBUG".to_string()),
+                ("x".to_string(), String::new())
+            ]
+        );
+        assert_eq!(query_pairs("a=b+c")[0].1, "b c");
+        assert_eq!(query_pairs(&"a=1&".repeat(1000)).len(), MAX_QUERY_PAIRS);
+    }
 
     #[test]
     fn jmx_query_is_percent_decoded() {
