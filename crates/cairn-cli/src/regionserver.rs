@@ -80,6 +80,10 @@ pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
         config.data_dir.display()
     );
     while signals.load(Ordering::Acquire) == 0 {
+        if let Some(reason) = server.member().stop_requested() {
+            println!("cairn regionserver: asked to stop: {reason}");
+            break;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     println!("cairn regionserver: stopping (closing and reporting every region)");

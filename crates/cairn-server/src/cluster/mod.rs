@@ -156,6 +156,9 @@ pub struct Member {
     last_report: std::sync::atomic::AtomicU64,
     /// Regions a split was asked for, and when (ms): asked again only after a minute.
     split_asked: Mutex<std::collections::HashMap<String, u64>>,
+    /// Why someone asked the server to stop (`StopServer`, as `Admin.stopRegionServer`
+    /// sends it): the process then stops as at SIGTERM.
+    stop_requested: OnceLock<String>,
 }
 
 impl std::fmt::Debug for Member {
@@ -268,6 +271,7 @@ impl Member {
             on_abort: AbortHook(Box::new(move |why| on_abort(why))),
             last_report: std::sync::atomic::AtomicU64::new(identity.location.start_code),
             split_asked: Mutex::new(std::collections::HashMap::new()),
+            stop_requested: OnceLock::new(),
             config,
         });
         member.start_threads(rx)?;
@@ -328,6 +332,19 @@ impl Member {
     /// Why the server aborted, once it has.
     pub fn aborted(&self) -> Option<&str> {
         self.aborted.get().map(String::as_str)
+    }
+
+    /// Asks for the orderly stop (`AdminService.StopServer`); the process notices it through
+    /// [`Member::stop_requested`].
+    pub fn request_stop(&self, reason: &str) {
+        if self.stop_requested.set(reason.to_string()).is_ok() {
+            tracing::info!("asked to stop: {reason}");
+        }
+    }
+
+    /// Why the server was asked to stop, once it has been.
+    pub fn stop_requested(&self) -> Option<&str> {
+        self.stop_requested.get().map(String::as_str)
     }
 
     /// Queues work the master sent; it runs on the workers and is reported when done.

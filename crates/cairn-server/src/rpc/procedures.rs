@@ -1,6 +1,7 @@
 //! `AdminService` calls a cluster's master makes on a region server (`cairn regionserver`):
 //! `ExecuteProcedures` (opens, closes and remote procedures, batched), the older
-//! `OpenRegion` and `CloseRegion`, and `WarmupRegion` before a move. Each request is checked
+//! `OpenRegion` and `CloseRegion`, `WarmupRegion` before a move, and `StopServer`
+//! (`Admin.stopRegionServer`: the orderly stop, as at SIGTERM). Each request is checked
 //! (it names this server's start code; region names follow HBase's rules) and handed to
 //! the member's workers; the answer goes back at once, the outcome later with
 //! `ReportRegionStateTransition`, as HBase's `RSRpcServices` does.
@@ -92,6 +93,11 @@ impl Services {
                 let w = self.close(&m, &req)?;
                 m.submit(w);
                 ok(pb::CloseRegionResponse { closed: true })
+            })(),
+            "StopServer" => (|| {
+                let req: pb::StopServerRequest = call.decode_param()?;
+                self.member()?.request_stop(&req.reason);
+                ok(pb::StopServerResponse {})
             })(),
             "WarmupRegion" => (|| {
                 let req: pb::WarmupRegionRequest = call.decode_param()?;
