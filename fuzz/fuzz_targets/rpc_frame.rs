@@ -5,7 +5,8 @@
 //!
 //! The first input byte chooses what the rest is: 0 a preamble + connection header, 1 a call
 //! frame, 2 a cell block, 3 a call frame whose parameter is decoded as each request type the
-//! server serves.
+//! server serves, a master's `ExecuteProceduresRequest` to a `cairn regionserver` included
+//! (its regions' names and its WAL split paths checked as the server checks them).
 #![no_main]
 
 use bytes::Bytes;
@@ -36,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
                     let _ = call.decode_param::<pb::ScanRequest>();
                     let _ = call.decode_param::<pb::CreateTableRequest>();
                     let _ = pb::Filter::decode(call.param.as_ref());
+                    cluster_requests(&call.param);
                 }
                 let mut cells = CellBlockReader::new(call.cell_block);
                 while let Ok(Some(_)) = cells.next() {}
@@ -51,3 +53,32 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// What a `cairn regionserver` takes from a master's `ExecuteProceduresRequest`: every region
+/// (HBase's name rules, through the layout's `RegionInfo` decoder) and every WAL path a split
+/// names (confined to `WALs/` under the root).
+fn cluster_requests(param: &[u8]) {
+    let Ok(req) = pb::ExecuteProceduresRequest::decode(param) else {
+        return;
+    };
+    let here = std::path::Path::new("fuzz");
+    for open in &req.open_region {
+        for o in &open.open_info {
+            let bytes = [&b"PBUF"[..], &o.region.encode_to_vec()].concat();
+            let _ = cairn_region::layout::decode_region_info_bytes(&bytes, here);
+        }
+    }
+    for p in &req.proc {
+        if let Ok(param) = pb::SplitWalParameter::decode(p.proc_data.as_deref().unwrap_or_default())
+        {
+            if let Ok(path) =
+                cairn_wal::names::split_wal_file(&param.wal_path, std::path::Path::new("/r"))
+            {
+                assert!(path.starts_with("/r/WALs/"), "{path:?}");
+                assert!(!path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir));
+            }
+        }
+    }
+}

@@ -188,6 +188,39 @@ pub fn parse_wal_file_name(name: &str) -> Option<WalFileName> {
     })
 }
 
+/// The local path of the WAL file `wal_path` that a cluster's master asks a region server to
+/// split (`SplitWALParameter.wal_path`: a URI as the master's filesystem names it, `file:/...`,
+/// `file:///...`, `hdfs://host:port/...`, or a bare path), checked to be a file of a server's
+/// directory under `<wal_root>/WALs/`: nothing else is ever read for a split.
+pub fn split_wal_file(wal_path: &str, wal_root: &Path) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let path = if let Some(rest) = wal_path.strip_prefix("hdfs://") {
+        // hdfs://authority/path: the path part; the authority is the cluster's own.
+        rest.find('/').map(|i| &rest[i..]).unwrap_or("")
+    } else if let Some(rest) = wal_path.strip_prefix("file:") {
+        rest.trim_start_matches("//")
+    } else {
+        wal_path
+    };
+    let path = Path::new(path);
+    let bad = |why: &str| format!("WAL path {wal_path:?} from the master: {why}");
+    if !path.is_absolute()
+        || path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::RootDir))
+    {
+        return Err(bad("not a plain absolute path"));
+    }
+    let wals = wals_dir(wal_root);
+    let rel = path
+        .strip_prefix(&wals)
+        .map_err(|_| bad(&format!("not under {}", wals.display())))?;
+    if rel.components().count() != 2 {
+        return Err(bad("not a file of a server's WAL directory"));
+    }
+    Ok(path.to_path_buf())
+}
+
 /// `<region dir>/recovered.edits`.
 pub fn recovered_edits_dir(region_dir: &Path) -> PathBuf {
     region_dir.join(RECOVERED_EDITS_DIR)

@@ -55,13 +55,12 @@ impl RegionServer {
         }
         let fs = self.config.region.fs.clone();
         let tdir = layout::table_dir(&self.config.root, &info.table);
-        let descriptor = match self.tables.load().get(&info.table) {
-            Some(t) => t.descriptor.clone(),
-            None => Arc::new(
-                layout::read_table_descriptor(&*fs, &tdir)?
-                    .ok_or_else(|| RegionError::TableNotFound(info.table.to_string()))?,
-            ),
-        };
+        // Read at every open: the master reopens a table's regions after `modifyTable`, and
+        // each must open with the descriptor as it is now.
+        let descriptor = Arc::new(
+            layout::read_table_descriptor(&*fs, &tdir)?
+                .ok_or_else(|| RegionError::TableNotFound(info.table.to_string()))?,
+        );
         let rdir = tdir.join(&info.encoded_name);
         let info_file = rdir.join(REGION_INFO_FILE);
         if !fs
@@ -105,7 +104,8 @@ impl RegionServer {
         Ok(opened)
     }
 
-    /// Adds an opened region to the routing table (under the admin lock).
+    /// Adds an opened region to the routing table (under the admin lock); the table takes
+    /// the descriptor the region opened with, the newest.
     fn install(&self, descriptor: Arc<TableDescriptor>, dir: PathBuf, region: Arc<Region>) {
         let mut tables = (**self.tables.load()).clone();
         let name = descriptor.name.clone();
@@ -270,6 +270,25 @@ mod tests {
             .unwrap();
         let got = r.get(Get::new("x")).unwrap();
         assert_eq!(got[0].as_cell().value, b"v");
+    }
+
+    #[test]
+    fn a_region_opens_with_the_descriptor_as_it_is_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let infos = lay_out(dir.path(), "t", &[b"m"]);
+        let s = assigned_server(dir.path(), 1);
+        s.open_assigned(&infos[0]).unwrap();
+        // The master's modifyTable adds a family, then reopens the regions one by one.
+        let table = infos[0].table.clone();
+        let d = TableDescriptor::new(table.clone())
+            .with_family(ColumnFamilyDescriptor::new("f"))
+            .with_family(ColumnFamilyDescriptor::new("g"));
+        let tdir = layout::table_dir(dir.path(), &table);
+        std::fs::remove_dir_all(tdir.join(layout::TABLE_DESC_DIR)).unwrap();
+        layout::write_table_descriptor(&cairn_fs::LocalFileSystem, &tdir, &d).unwrap();
+        s.open_assigned(&infos[1]).unwrap();
+        let (_, r) = s.region_by_name(infos[1].region_name().as_bytes()).unwrap();
+        assert!(r.store(b"g").is_some(), "opened with the old descriptor");
     }
 
     #[test]

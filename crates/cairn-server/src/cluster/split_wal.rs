@@ -7,7 +7,7 @@
 //! The path comes from the master: it must name a file under this cluster's
 //! `<wal root>/WALs/`, or nothing is read.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use cairn_region::layout;
 use cairn_region::TableName;
@@ -16,35 +16,10 @@ use cairn_rpc::pb;
 /// The class HBase's master names in the `RemoteProcedureRequest`.
 pub const SPLIT_WAL_CALLABLE: &str = "org.apache.hadoop.hbase.regionserver.SplitWALCallable";
 
-/// The local path of `wal_path` (a URI as the master's filesystem names it: `file:/...`,
-/// `file:///...`, `hdfs://host:port/...`, or a bare path), checked to lie in a directory
-/// under `<wal_root>/WALs/`.
+/// The local path of `wal_path` as the master names it, checked to be a file of a server's
+/// WAL directory under `wal_root` ([`cairn_wal::names::split_wal_file`]).
 pub fn wal_file_path(wal_path: &str, wal_root: &Path) -> Result<PathBuf, String> {
-    let path = if let Some(rest) = wal_path.strip_prefix("hdfs://") {
-        // hdfs://authority/path: the path part; the authority is the cluster's own.
-        rest.find('/').map(|i| &rest[i..]).unwrap_or("")
-    } else if let Some(rest) = wal_path.strip_prefix("file:") {
-        rest.trim_start_matches("//")
-    } else {
-        wal_path
-    };
-    let path = Path::new(path);
-    let wals = wal_root.join("WALs");
-    let bad = |why: &str| format!("WAL path {wal_path:?} from the master: {why}");
-    if !path.is_absolute()
-        || path
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::RootDir))
-    {
-        return Err(bad("not a plain absolute path"));
-    }
-    let rel = path
-        .strip_prefix(&wals)
-        .map_err(|_| bad(&format!("not under {}", wals.display())))?;
-    if rel.components().count() != 2 {
-        return Err(bad("not a file of a server's WAL directory"));
-    }
-    Ok(path.to_path_buf())
+    cairn_wal::names::split_wal_file(wal_path, wal_root)
 }
 
 /// The directory of the region an edit belongs to, under `root`; `None` when its table or
