@@ -49,7 +49,12 @@ fn config(a: &RegionServerArgs) -> anyhow::Result<cairn_server::Config> {
 
 pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
     let Action::Start = a.action;
-    let config = config(&a)?;
+    let mut config = config(&a)?;
+    config.build = cairn_server::metrics::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("CAIRN_COMMIT").into(),
+        features: crate::FEATURES.into(),
+    };
     let _ = cairn_server::connections::raise_open_files_limit();
     // The first signal asks for the orderly stop; the second ends the process at once.
     let signals = Arc::new(AtomicUsize::new(0));
@@ -79,6 +84,11 @@ pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
         server.addr(),
         config.data_dir.display()
     );
+    if let Some(info) = server.info_addr() {
+        println!(
+            "cairn regionserver: info port on {info} (/rs-status, /metrics, /prometheus, /jmx, /health)"
+        );
+    }
     while signals.load(Ordering::Acquire) == 0 {
         if let Some(reason) = server.member().stop_requested() {
             println!("cairn regionserver: asked to stop: {reason}");

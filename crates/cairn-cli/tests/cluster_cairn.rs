@@ -11,7 +11,9 @@
 //!   there are many), and every acknowledged row is there;
 //! - SIGTERM of cairn holding the table: it closes its regions and leaves no WAL to split;
 //! - a split of a region on cairn, asked by HBase's `Admin.split` and run by the master's
-//!   procedure (close, reference files, daughters opened on cairn).
+//!   procedure (close, reference files, daughters opened on cairn);
+//! - cairn's info port (`hbase.regionserver.info.port`) shows the regions it holds and its
+//!   Prometheus metrics.
 //!
 //! `hbase:meta` stays on HBase's region servers (cairn refuses to open it). One test; needs
 //! `mvn -f interop/hbase/pom.xml package`; skipped without the jars unless
@@ -35,6 +37,20 @@ use std::time::Instant;
 
 use cluster::{Cluster, RegionServerKind};
 use cluster_checks::*;
+
+/// The body of `GET path` on 127.0.0.1:`port` (a bare HTTP/1.0 request).
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(
+        out.starts_with("HTTP/1.") && out.contains(" 200 "),
+        "GET {path}: {out}"
+    );
+    out
+}
 
 /// The master's log lines of `SplitWALRemoteProcedure`s that `worker` finished.
 fn splits_by(cluster: &Cluster, worker: &str) -> Vec<String> {
@@ -92,6 +108,20 @@ fn cairn_region_server_in_an_hbase_cluster() {
     move_tables(&mut cluster, o, &[]);
     move_tables(&mut cluster, c, &[]);
     phases.done("table moved to cairn, back and again");
+
+    // cairn's info port shows the regions it holds and its metrics.
+    let info_port = cluster.region_servers[c].info_port;
+    let page = http_get(info_port, "/rs-status");
+    for (_, encoded, server) in cluster.regions(Some(TABLE)) {
+        assert_eq!(server, cairn);
+        assert!(page.contains(&encoded), "{encoded} not on the status page");
+    }
+    assert!(
+        page.contains(&cairn),
+        "the server name is not on the status page"
+    );
+    let metrics = http_get(info_port, "/prometheus");
+    assert!(metrics.contains("cairn_build_info{"), "{metrics}");
 
     // kill -9 of cairn mid-load: HBase's servers split its WAL.
     let rows = kill_mid_load(&mut cluster, c, false, FIRST_ROWS);

@@ -33,7 +33,7 @@ mod conf_page;
 mod http;
 mod log_level;
 mod stacks;
-mod status;
+pub(crate) mod status;
 pub mod status_page;
 
 use http::{http_loop, https_accept_loop};

@@ -17,6 +17,7 @@
 //! reopen its regions elsewhere, so it must not take another write ([`Member::join`]'s
 //! `on_abort`).
 
+mod info;
 pub mod load;
 pub mod master_link;
 mod process;

@@ -19,6 +19,7 @@ pub struct ClusterRegionServer {
     rs: Arc<RegionServer>,
     rpc: RpcServer,
     member: Arc<Member>,
+    info: Option<super::info::InfoServer>,
 }
 
 /// The cluster settings in `config`'s properties, HBase's names and defaults.
@@ -100,6 +101,31 @@ impl ClusterRegionServer {
             dir: config.data_dir.display().to_string(),
             source,
         })?;
+        let rpc_metrics = Arc::new(RpcMetrics::default());
+        let info = match &config.info_addr {
+            Some(a) => {
+                let registry = crate::metrics::Registry::new();
+                registry.register(Arc::new(crate::metrics::RegionServerSource(rs.clone())));
+                registry.register(rpc_metrics.clone());
+                Some(
+                    super::info::InfoServer::start(
+                        a,
+                        rs.clone(),
+                        registry,
+                        config.build.clone(),
+                        location.name(),
+                        addr,
+                    )
+                    .map_err(|source| ServeError::Listen {
+                        what: "info",
+                        addr: a.clone(),
+                        source,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        let info_port = info.as_ref().map(|i| i.addr().port());
         let slot = MemberSlot::default();
         let rpc = RpcServer::start_on(
             listener,
@@ -110,8 +136,8 @@ impl ClusterRegionServer {
                 cluster: Some(slot.clone()),
                 ..rc
             },
-            None,
-            Arc::new(RpcMetrics::default()),
+            info_port,
+            rpc_metrics,
         )
         .map_err(|source| ServeError::Listen {
             what: "hbase rpc",
@@ -122,12 +148,17 @@ impl ClusterRegionServer {
         let identity = Identity {
             location,
             cluster_id,
-            info_port: None,
+            info_port,
         };
         let member = Member::join(rs.clone(), &identity, cluster, on_abort)
             .map_err(|e| ServeError::Cluster(format!("joining the cluster: {e}")))?;
         let _ = slot.set(member.clone());
-        Ok(ClusterRegionServer { rs, rpc, member })
+        Ok(ClusterRegionServer {
+            rs,
+            rpc,
+            member,
+            info,
+        })
     }
 
     /// `host,port,startcode`.
@@ -138,6 +169,11 @@ impl ClusterRegionServer {
     /// The RPC address.
     pub fn addr(&self) -> std::net::SocketAddr {
         self.rpc.addr()
+    }
+
+    /// The info port's address, if it serves one.
+    pub fn info_addr(&self) -> Option<std::net::SocketAddr> {
+        self.info.as_ref().map(|i| i.addr())
     }
 
     /// The member (its state, for status pages and tests).
@@ -152,7 +188,9 @@ impl ClusterRegionServer {
             rs,
             mut rpc,
             member,
+            info,
         } = self;
+        drop(info);
         member.stop();
         rpc.stop();
         drop(rpc);

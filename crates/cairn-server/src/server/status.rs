@@ -22,7 +22,23 @@ pub(super) fn snapshot(s: &Shared) -> ServerStatus {
             listeners.push((what.to_string(), a.to_string()));
         }
     }
-    let rs = &s.rs;
+    let build = s.exposition.build();
+    let server_name = addrs
+        .server_name
+        .or(addrs.thrift.map(|a| a.to_string()))
+        .unwrap_or_default();
+    region_server_status(&s.rs, server_name, build, s.started, listeners)
+}
+
+/// The status of region server `rs`: everything the page shows but the server's own
+/// identity, given as values (`cairn serve` and `cairn regionserver` both render it).
+pub(crate) fn region_server_status(
+    rs: &cairn_region::RegionServer,
+    server_name: String,
+    build: &crate::metrics::BuildInfo,
+    started: SystemTime,
+    listeners: Vec<(String, String)>,
+) -> ServerStatus {
     let mut tables = Vec::new();
     for name in rs.table_names() {
         let Ok(table) = rs.table(&name) else { continue };
@@ -85,19 +101,14 @@ pub(super) fn snapshot(s: &Shared) -> ServerStatus {
             active: w.active,
         })
         .collect();
-    let build = s.exposition.build();
     ServerStatus {
-        server_name: addrs
-            .server_name
-            .or(addrs.thrift.map(|a| a.to_string()))
-            .unwrap_or_default(),
+        server_name,
         version: build.version.clone(),
         commit: build.commit.clone(),
-        start_time_secs: s
-            .started
+        start_time_secs: started
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        uptime: s.started.elapsed().unwrap_or_default(),
+        uptime: started.elapsed().unwrap_or_default(),
         listeners,
         tables,
         memstore_size: mem("globalMemStoreSize"),

@@ -1,0 +1,141 @@
+//! The info port of a cluster's region server (`hbase.regionserver.info.port`, 16030), which
+//! the master's UI links to: the status page (`/`, `/rs-status`, the same page as `cairn
+//! serve`'s, rendered from a snapshot of values), `/metrics` and `/prometheus`, `/jmx` and
+//! `/health`.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::SystemTime;
+
+use cairn_region::RegionServer;
+
+use crate::metrics::{self, Exposition, Registry};
+use crate::server::{status, status_page};
+
+/// A running info server; stops when dropped.
+pub struct InfoServer {
+    server: Arc<tiny_http::Server>,
+    addr: SocketAddr,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the pages show.
+struct Pages {
+    rs: Arc<RegionServer>,
+    registry: Registry,
+    exposition: Exposition,
+    server_name: String,
+    rpc_addr: SocketAddr,
+    started: SystemTime,
+}
+
+impl InfoServer {
+    /// Binds `addr` and serves the pages of `rs`, whose RPC server listens on `rpc_addr` as
+    /// `server_name`; `registry` holds its metrics sources.
+    pub fn start(
+        addr: &str,
+        rs: Arc<RegionServer>,
+        registry: Registry,
+        build: metrics::BuildInfo,
+        server_name: String,
+        rpc_addr: SocketAddr,
+    ) -> io::Result<InfoServer> {
+        let server = Arc::new(tiny_http::Server::http(addr).map_err(io::Error::other)?);
+        let bound = server
+            .server_addr()
+            .to_ip()
+            .ok_or_else(|| io::Error::other("the info server has no IP address"))?;
+        let pages = Pages {
+            rs,
+            registry,
+            exposition: Exposition::new(build),
+            server_name,
+            rpc_addr,
+            started: SystemTime::now(),
+        };
+        let srv = server.clone();
+        let thread = std::thread::Builder::new()
+            .name("cairn-info".into())
+            .spawn(move || {
+                for req in srv.incoming_requests() {
+                    let (status, content_type, body) = pages.page(req.url(), bound);
+                    let header = tiny_http::Header::from_bytes("Content-Type", content_type)
+                        .expect("a valid header");
+                    let _ = req.respond(
+                        tiny_http::Response::from_string(body)
+                            .with_status_code(status)
+                            .with_header(header),
+                    );
+                }
+            })?;
+        Ok(InfoServer {
+            server,
+            addr: bound,
+            thread: Some(thread),
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for InfoServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Pages {
+    /// The answer to a GET of `url`: status, content type, body.
+    fn page(&self, url: &str, info: SocketAddr) -> (u16, &'static str, String) {
+        let path = url.split_once('?').map_or(url, |(p, _)| p);
+        match path {
+            "/" | "/rs-status" => {
+                let listeners = vec![
+                    ("HBase RPC".to_string(), self.rpc_addr.to_string()),
+                    ("Info port".to_string(), info.to_string()),
+                ];
+                let st = status::region_server_status(
+                    &self.rs,
+                    self.server_name.clone(),
+                    self.exposition.build(),
+                    self.started,
+                    listeners,
+                );
+                (200, "text/html; charset=utf-8", status_page::render(&st))
+            }
+            "/metrics" | "/prometheus" => (
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.exposition.render(&self.registry.gather()),
+            ),
+            "/jmx" => (
+                200,
+                "application/json; charset=utf-8",
+                serde_json::to_string_pretty(&metrics::jmx(&self.registry.gather()))
+                    .unwrap_or_default(),
+            ),
+            "/health" => {
+                let failure = self.rs.write_failure();
+                let body = serde_json::json!({
+                    "status": if failure.is_some() { "degraded" } else { "ok" },
+                    "regions": self.rs.hosted_regions().len(),
+                    "writeFailure": failure,
+                });
+                (200, "application/json; charset=utf-8", body.to_string())
+            }
+            _ => (
+                404,
+                "text/plain; charset=utf-8",
+                "not found: try /rs-status, /metrics, /prometheus, /jmx or /health\n".into(),
+            ),
+        }
+    }
+}
