@@ -13,7 +13,8 @@
 //! - a split of a region on cairn, asked by HBase's `Admin.split` and run by the master's
 //!   procedure (close, reference files, daughters opened on cairn);
 //! - cairn's info port (`hbase.regionserver.info.port`) shows the regions it holds and its
-//!   Prometheus metrics.
+//!   Prometheus metrics;
+//! - the master's cluster shutdown (`Admin.shutdown`) stops cairn.
 //!
 //! `hbase:meta` stays on HBase's region servers (cairn refuses to open it). One test; needs
 //! `mvn -f interop/hbase/pom.xml package`; skipped without the jars unless
@@ -156,6 +157,36 @@ fn cairn_region_server_in_an_hbase_cluster() {
     // SIGTERM of cairn holding the table: nothing left to split, regions reopened elsewhere.
     stop_gracefully(&mut cluster, c, rows);
     phases.done("SIGTERM of cairn");
+
+    // The master's cluster shutdown (Admin.shutdown): cairn stops on its own.
+    cluster.restart(c);
+    cluster.wait_ready();
+    let lines = cluster.check("shutdown");
+    assert!(lines.contains(&"SHUTDOWN".to_string()), "{lines:?}");
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = cluster.region_servers[c].exited() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cairn still runs 60 s after the cluster shutdown:\n{}",
+            cluster.region_servers[c].log_tail(20)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        status.success(),
+        "cairn exited {status} at the cluster shutdown"
+    );
+    assert!(
+        cluster.region_servers[c]
+            .log_tail(20)
+            .contains("the cluster is shutting down"),
+        "{}",
+        cluster.region_servers[c].log_tail(20)
+    );
+    phases.done("cluster shutdown");
     drop(cluster);
     eprintln!("wall time {:.1} s", started.elapsed().as_secs_f64());
 }

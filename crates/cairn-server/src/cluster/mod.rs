@@ -158,8 +158,11 @@ pub struct Member {
     /// Regions a split was asked for, and when (ms): asked again only after a minute.
     split_asked: Mutex<std::collections::HashMap<String, u64>>,
     /// Why someone asked the server to stop (`StopServer`, as `Admin.stopRegionServer`
-    /// sends it): the process then stops as at SIGTERM.
+    /// sends it, or the cluster's shutdown): the process then stops as at SIGTERM.
     stop_requested: OnceLock<String>,
+    /// The master shut the cluster down (`/hbase/running` went): nobody waits for region
+    /// transitions any more, so closes are not reported.
+    cluster_down: AtomicBool,
 }
 
 impl std::fmt::Debug for Member {
@@ -273,9 +276,17 @@ impl Member {
             last_report: std::sync::atomic::AtomicU64::new(identity.location.start_code),
             split_asked: Mutex::new(std::collections::HashMap::new()),
             stop_requested: OnceLock::new(),
+            cluster_down: AtomicBool::new(false),
             config,
         });
         member.start_threads(rx)?;
+        let down = Arc::downgrade(&member);
+        member.zk.on_cluster_down(move || {
+            if let Some(m) = down.upgrade() {
+                m.cluster_down.store(true, Ordering::Release);
+                m.request_stop("the cluster is shutting down (/hbase/running is gone)");
+            }
+        });
         let weak = Arc::downgrade(&member);
         member.rs.set_split_requester(Box::new(move |region, row| {
             if let Some(m) = weak.upgrade() {
@@ -419,6 +430,9 @@ impl Member {
     fn report_transition(&self, req: &pb::ReportRegionStateTransitionRequest) -> bool {
         let mut pause = Duration::from_millis(100);
         loop {
+            if self.cluster_down.load(Ordering::Acquire) {
+                return false;
+            }
             let r = self
                 .link
                 .lock()

@@ -125,6 +125,32 @@ impl Membership {
         }
     }
 
+    /// Runs `on_down` once when `/hbase/running` goes away: the master's cluster shutdown
+    /// (`Admin.shutdown`, `stop-hbase.sh`), on which HBase's region servers stop. Watched
+    /// from now on; a znode missing already counts as down only once it has been seen.
+    pub fn on_cluster_down(&self, on_down: impl FnOnce() + Send + 'static) {
+        let client = self.client.clone();
+        let path = self.config.path("running");
+        self.rt.spawn(async move {
+            let mut seen = false;
+            loop {
+                let Ok((stat, watcher)) = client.check_and_watch_stat(&path).await else {
+                    // The session ended: that has its own handling.
+                    return;
+                };
+                match stat {
+                    Some(_) => seen = true,
+                    None if seen => {
+                        on_down();
+                        return;
+                    }
+                    None => {}
+                }
+                watcher.changed().await;
+            }
+        });
+    }
+
     /// Creates this server's ephemeral `/hbase/rs/<server name>`, as HBase's region server
     /// does once the master has accepted it.
     pub fn register(&self, identity: &Identity) -> Result<(), ZkError> {

@@ -193,6 +193,14 @@ public final class ClusterCheck {
         want(cmd, 2, 2);
         move(conn, TableName.valueOf(cmd[1]), ServerName.valueOf(cmd[2]));
         break;
+      case "shutdown":
+        want(cmd, 0, 0);
+        try (Admin admin = conn.getAdmin()) {
+          // The master deletes /hbase/running and stops; region servers stop on seeing it.
+          admin.shutdown();
+        }
+        System.out.println("SHUTDOWN");
+        break;
       case "split":
         want(cmd, 2, 2);
         split(conn, TableName.valueOf(cmd[1]), Bytes.toBytes(cmd[2]));
