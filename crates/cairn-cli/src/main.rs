@@ -172,7 +172,7 @@ fn main() -> ExitCode {
         Command::Pe(a) => pe::run(*a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Serve(a) => serve::run(a, log_control),
-        Command::Regionserver(a) => regionserver::run(a),
+        Command::Regionserver(a) => regionserver::run(a, log_control),
         Command::Regions(a) => regions::run_regions(a),
         Command::Split(a) => regions::run_split(a),
         Command::Merge(a) => regions::run_merge(a),

@@ -47,7 +47,7 @@ fn config(a: &RegionServerArgs) -> anyhow::Result<cairn_server::Config> {
     Ok(config)
 }
 
-pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
+pub fn run(a: RegionServerArgs, log: crate::log_control::LogControl) -> anyhow::Result<ExitCode> {
     let Action::Start = a.action;
     let mut config = config(&a)?;
     config.build = cairn_server::metrics::BuildInfo {
@@ -55,6 +55,7 @@ pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
         commit: env!("CAIRN_COMMIT").into(),
         features: crate::FEATURES.into(),
     };
+    config.log_level = Some(Arc::new(log));
     let _ = cairn_server::connections::raise_open_files_limit();
     // The first signal asks for the orderly stop; the second ends the process at once.
     let signals = Arc::new(AtomicUsize::new(0));
@@ -86,7 +87,7 @@ pub fn run(a: RegionServerArgs) -> anyhow::Result<ExitCode> {
     );
     if let Some(info) = server.info_addr() {
         println!(
-            "cairn regionserver: info port on {info} (/rs-status, /metrics, /prometheus, /jmx, /health)"
+            "cairn regionserver: info port on {info} (/rs-status, /metrics, /prometheus, /jmx, /health, /conf, /stacks, /logLevel)"
         );
     }
     while signals.load(Ordering::Acquire) == 0 {

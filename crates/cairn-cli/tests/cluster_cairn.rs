@@ -123,6 +123,12 @@ fn cairn_region_server_in_an_hbase_cluster() {
     );
     let metrics = http_get(info_port, "/prometheus");
     assert!(metrics.contains("cairn_build_info{"), "{metrics}");
+    let conf = http_get(info_port, "/conf");
+    assert!(
+        conf.contains("hbase.zookeeper.property.clientPort"),
+        "{conf}"
+    );
+    assert!(http_get(info_port, "/stacks").contains("cairn-assign"));
 
     // kill -9 of cairn mid-load: HBase's servers split its WAL.
     let rows = kill_mid_load(&mut cluster, c, false, FIRST_ROWS);

@@ -29,10 +29,10 @@ use crate::rpc::{RpcMetrics, RpcServer};
 use crate::security::Authorizer;
 use crate::zookeeper::{Identity, Registration, ZkError};
 
-mod conf_page;
-mod http;
-mod log_level;
-mod stacks;
+pub(crate) mod conf_page;
+pub(crate) mod http;
+pub(crate) mod log_level;
+pub(crate) mod stacks;
 pub(crate) mod status;
 pub mod status_page;
 

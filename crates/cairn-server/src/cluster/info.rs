@@ -1,7 +1,7 @@
 //! The info port of a cluster's region server (`hbase.regionserver.info.port`, 16030), which
 //! the master's UI links to: the status page (`/`, `/rs-status`, the same page as `cairn
-//! serve`'s, rendered from a snapshot of values), `/metrics` and `/prometheus`, `/jmx` and
-//! `/health`.
+//! serve`'s, rendered from a snapshot of values), `/metrics` and `/prometheus`, `/jmx`,
+//! `/health`, `/conf`, `/stacks` and `/logLevel`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,8 +11,9 @@ use std::time::SystemTime;
 
 use cairn_region::RegionServer;
 
+use crate::config::Config;
 use crate::metrics::{self, Exposition, Registry};
-use crate::server::{status, status_page};
+use crate::server::{conf_page, http, log_level, stacks, status, status_page};
 
 /// A running info server; stops when dropped.
 pub struct InfoServer {
@@ -29,16 +30,18 @@ struct Pages {
     server_name: String,
     rpc_addr: SocketAddr,
     started: SystemTime,
+    config: Config,
 }
 
 impl InfoServer {
     /// Binds `addr` and serves the pages of `rs`, whose RPC server listens on `rpc_addr` as
-    /// `server_name`; `registry` holds its metrics sources.
+    /// `server_name`; `registry` holds its metrics sources, `config` is what `/conf` shows
+    /// (and its log filter what `/logLevel` changes).
     pub fn start(
         addr: &str,
         rs: Arc<RegionServer>,
         registry: Registry,
-        build: metrics::BuildInfo,
+        config: &Config,
         server_name: String,
         rpc_addr: SocketAddr,
     ) -> io::Result<InfoServer> {
@@ -50,10 +53,11 @@ impl InfoServer {
         let pages = Pages {
             rs,
             registry,
-            exposition: Exposition::new(build),
+            exposition: Exposition::new(config.build.clone()),
             server_name,
             rpc_addr,
             started: SystemTime::now(),
+            config: config.clone(),
         };
         let srv = server.clone();
         let thread = std::thread::Builder::new()
@@ -95,7 +99,7 @@ impl Drop for InfoServer {
 impl Pages {
     /// The answer to a GET of `url`: status, content type, body.
     fn page(&self, url: &str, info: SocketAddr) -> (u16, &'static str, String) {
-        let path = url.split_once('?').map_or(url, |(p, _)| p);
+        let (path, query) = url.split_once('?').unwrap_or((url, ""));
         match path {
             "/" | "/rs-status" => {
                 let listeners = vec![
@@ -131,10 +135,27 @@ impl Pages {
                 });
                 (200, "application/json; charset=utf-8", body.to_string())
             }
+            "/conf" => (
+                200,
+                "text/xml; charset=utf-8",
+                conf_page::page(&self.config),
+            ),
+            "/stacks" => (
+                200,
+                "text/plain; charset=utf-8",
+                stacks::page(&stacks::threads(std::path::Path::new("/proc/self/task"))),
+            ),
+            "/logLevel" => {
+                let (status, body) =
+                    log_level::page(self.config.log_level.as_deref(), &http::query_pairs(query));
+                (status, "text/html; charset=utf-8", body)
+            }
             _ => (
                 404,
                 "text/plain; charset=utf-8",
-                "not found: try /rs-status, /metrics, /prometheus, /jmx or /health\n".into(),
+                "not found: try /rs-status, /metrics, /prometheus, /jmx, /health, /conf, /stacks \
+                 or /logLevel\n"
+                    .into(),
             ),
         }
     }

@@ -112,7 +112,7 @@ impl ClusterRegionServer {
                         a,
                         rs.clone(),
                         registry,
-                        config.build.clone(),
+                        config,
                         location.name(),
                         addr,
                     )

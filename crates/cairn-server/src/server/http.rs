@@ -245,7 +245,7 @@ const MAX_QUERY_PAIRS: usize = 16;
 
 /// The `name=value` pairs of a query string, percent-decoded (`+` is a space, as forms send
 /// it); the first [`MAX_QUERY_PAIRS`] only.
-fn query_pairs(query: &str) -> Vec<(String, String)> {
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
     let decode = |v: &str| {
         percent_encoding::percent_decode_str(&v.replace('+', " "))
             .decode_utf8_lossy()
