@@ -441,24 +441,10 @@ impl Services {
                 },
             });
             for r in &t.regions {
-                let m: HashMap<&str, u64> = r.metric_values().into_iter().collect();
-                let get = |k: &str| m.get(k).copied().unwrap_or(0);
-                requests += get("readRequestCount") + get("writeRequestCount");
-                region_loads.push(pb::RegionLoad {
-                    region_specifier: pb::RegionSpecifier {
-                        r#type: pb::region_specifier::RegionSpecifierType::RegionName as i32,
-                        value: r.info.region_name_bytes(),
-                    },
-                    stores: Some(get("storeCount") as u32),
-                    storefiles: Some(get("storeFileCount") as u32),
-                    storefile_size_mb: Some((get("storeFileSize") >> 20) as u32),
-                    mem_store_size_mb: Some((get("memStoreSize") >> 20) as u32),
-                    read_requests_count: Some(get("readRequestCount")),
-                    write_requests_count: Some(get("writeRequestCount")),
-                    filtered_read_requests_count: Some(get("filteredReadRequestCount")),
-                    complete_sequence_id: Some(get("maxSequenceId")),
-                    ..Default::default()
-                });
+                let load = crate::cluster::load::region_load(r);
+                requests +=
+                    load.read_requests_count.unwrap_or(0) + load.write_requests_count.unwrap_or(0);
+                region_loads.push(load);
             }
         }
         pb::ClusterStatus {
