@@ -59,7 +59,7 @@ pub use read_options::ReadOptions;
 pub use region::{FlushOutcome, Region, RegionConfig};
 pub use scanner::RegionScanner;
 pub use server::{
-    Hosting, Opened, RecoveryReport, RegionServer, Retry, ServerConfig, TableScanner,
+    encoded_part, Hosting, Opened, RecoveryReport, RegionServer, Retry, ServerConfig, TableScanner,
     MIN_FREE_SPACE,
 };
 pub use store::{CompactionOutcome, Store, Throttle};

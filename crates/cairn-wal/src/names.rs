@@ -276,6 +276,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_files_of_server_wal_directories_are_split() {
+        let root = Path::new("/r");
+        for ok in [
+            "file:/r/WALs/h,1,2-splitting/h%2C1%2C2.5",
+            "file:///r/WALs/h,1,2/h%2C1%2C2.5",
+            "hdfs://nn:8020/r/WALs/h,1,2-splitting/x.meta",
+            "/r/WALs/s/f",
+        ] {
+            assert!(split_wal_file(ok, root).is_ok(), "{ok}");
+        }
+        for bad in [
+            "file:/r/WALs/../data/t/f",
+            "/r/WALs/f",
+            "/r/data/default/t/x",
+            "/other/WALs/s/f",
+            "r/WALs/s/f",
+            "/r/WALs/s/f/g",
+            "",
+        ] {
+            assert!(split_wal_file(bad, root).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn names_are_hbases() {
         let s = ServerName::parse("rs1.example.com,16020,1700000000000").unwrap();
         assert_eq!(s.file_prefix(), "rs1.example.com%2C16020%2C1700000000000");

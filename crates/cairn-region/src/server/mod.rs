@@ -30,7 +30,7 @@ pub use open::RecoveryReport;
 pub use retired::{MissingRegion, RETIRED_REGIONS_FILE};
 pub use split::TransitionStep;
 pub use split_policy::{split_point, SplitConfig, SplitPolicyKind, DEFAULT_MAX_FILE_SIZE};
-pub use table::{Table, TableScanner};
+pub use table::{encoded_part, Table, TableScanner};
 pub use transition::TRANSITIONS_DIR;
 
 use std::collections::{BTreeMap, HashMap};

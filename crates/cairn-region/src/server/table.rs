@@ -49,7 +49,7 @@ impl Table {
 /// The encoded-name part of a region name: the 32 hex digits between the last two dots of a
 /// full name (`...,<id>.<encoded>.`); a name of any other shape is taken as an encoded name
 /// itself. Only the tail is looked at: the start key before it may hold any byte.
-fn encoded_part(name: &[u8]) -> &[u8] {
+pub fn encoded_part(name: &[u8]) -> &[u8] {
     const ENCODED_LEN: usize = 32;
     let n = name.len();
     if n > ENCODED_LEN + 1 && name[n - 1] == b'.' && name[n - ENCODED_LEN - 2] == b'.' {

@@ -12,8 +12,9 @@ use std::time::SystemTime;
 use cairn_region::RegionServer;
 
 use crate::config::Config;
-use crate::metrics::{self, Exposition, Registry};
-use crate::server::{conf_page, http, log_level, stacks, status, status_page};
+use crate::metrics::{Exposition, Registry};
+use crate::server::http::{self, Page};
+use crate::server::{status, status_page};
 
 /// A running info server; stops when dropped.
 pub struct InfoServer {
@@ -64,12 +65,12 @@ impl InfoServer {
             .name("cairn-info".into())
             .spawn(move || {
                 for req in srv.incoming_requests() {
-                    let (status, content_type, body) = pages.page(req.url(), bound);
-                    let header = tiny_http::Header::from_bytes("Content-Type", content_type)
+                    let p = pages.page(req.url(), bound);
+                    let header = tiny_http::Header::from_bytes("Content-Type", p.content_type)
                         .expect("a valid header");
                     let _ = req.respond(
-                        tiny_http::Response::from_string(body)
-                            .with_status_code(status)
+                        tiny_http::Response::from_string(p.body)
+                            .with_status_code(p.status)
                             .with_header(header),
                     );
                 }
@@ -97,10 +98,14 @@ impl Drop for InfoServer {
 }
 
 impl Pages {
-    /// The answer to a GET of `url`: status, content type, body.
-    fn page(&self, url: &str, info: SocketAddr) -> (u16, &'static str, String) {
+    /// The answer to a GET of `url`.
+    fn page(&self, url: &str, info: SocketAddr) -> Page {
         let (path, query) = url.split_once('?').unwrap_or((url, ""));
-        match path {
+        let gather = || self.registry.gather();
+        if let Some(p) = http::common_page(path, query, &self.exposition, &gather, &self.config) {
+            return p;
+        }
+        let (status, content_type, body) = match path {
             "/" | "/rs-status" => {
                 let listeners = vec![
                     ("HBase RPC".to_string(), self.rpc_addr.to_string()),
@@ -115,17 +120,6 @@ impl Pages {
                 );
                 (200, "text/html; charset=utf-8", status_page::render(&st))
             }
-            "/metrics" | "/prometheus" => (
-                200,
-                "text/plain; version=0.0.4; charset=utf-8",
-                self.exposition.render(&self.registry.gather()),
-            ),
-            "/jmx" => (
-                200,
-                "application/json; charset=utf-8",
-                serde_json::to_string_pretty(&metrics::jmx(&self.registry.gather()))
-                    .unwrap_or_default(),
-            ),
             "/health" => {
                 let failure = self.rs.write_failure();
                 let body = serde_json::json!({
@@ -135,21 +129,6 @@ impl Pages {
                 });
                 (200, "application/json; charset=utf-8", body.to_string())
             }
-            "/conf" => (
-                200,
-                "text/xml; charset=utf-8",
-                conf_page::page(&self.config),
-            ),
-            "/stacks" => (
-                200,
-                "text/plain; charset=utf-8",
-                stacks::page(&stacks::threads(std::path::Path::new("/proc/self/task"))),
-            ),
-            "/logLevel" => {
-                let (status, body) =
-                    log_level::page(self.config.log_level.as_deref(), &http::query_pairs(query));
-                (status, "text/html; charset=utf-8", body)
-            }
             _ => (
                 404,
                 "text/plain; charset=utf-8",
@@ -157,6 +136,11 @@ impl Pages {
                  or /logLevel\n"
                     .into(),
             ),
+        };
+        Page {
+            status,
+            content_type,
+            body,
         }
     }
 }

@@ -29,11 +29,7 @@ pub fn server_load(rs: &RegionServer, info_port: Option<u16>, since: u64) -> pb:
         region_loads,
         info_server_port: info_port.map(u32::from),
         report_start_time: Some(since),
-        report_end_time: Some(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-        ),
+        report_end_time: Some(super::now_ms()),
         ..Default::default()
     }
 }

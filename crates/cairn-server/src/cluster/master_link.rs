@@ -45,7 +45,20 @@ pub enum LinkError {
     Call(#[from] ClientError),
 }
 
+/// Master exceptions that mean this server must stop (`HRegionServer.tryRegionServerReport`).
+const FATAL_FROM_MASTER: [&str; 2] = [
+    "org.apache.hadoop.hbase.YouAreDeadException",
+    "org.apache.hadoop.hbase.ClockOutOfSyncException",
+];
+
 impl LinkError {
+    /// Whether the master's answer means this server must stop (declared dead, or a clock
+    /// too far from the master's).
+    pub fn is_fatal(&self) -> bool {
+        self.remote_class()
+            .is_some_and(|c| FATAL_FROM_MASTER.contains(&c))
+    }
+
     /// The master's exception class, when it answered with one.
     pub fn remote_class(&self) -> Option<&str> {
         match self {

@@ -183,12 +183,6 @@ impl std::fmt::Debug for AbortHook {
     }
 }
 
-/// Master exceptions that mean this server must stop (`HRegionServer.tryRegionServerReport`).
-const FATAL_FROM_MASTER: [&str; 2] = [
-    "org.apache.hadoop.hbase.YouAreDeadException",
-    "org.apache.hadoop.hbase.ClockOutOfSyncException",
-];
-
 impl Member {
     /// Joins the cluster as `identity` (the RPC server's host, port and start code): opens a
     /// ZooKeeper session, waits for the active master, calls `RegionServerStartup` until
@@ -235,10 +229,7 @@ impl Member {
                     }
                     break;
                 }
-                Err(e)
-                    if e.remote_class()
-                        .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
-                {
+                Err(e) if e.is_fatal() => {
                     return Err(JoinError::Refused(e.to_string()));
                 }
                 Err(e) => {
@@ -415,56 +406,58 @@ impl Member {
         );
         match r {
             Ok(_) => {}
-            Err(e)
-                if e.remote_class()
-                    .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
-            {
+            Err(e) if e.is_fatal() => {
                 self.abort(&format!("the master declared this server dead: {e}"));
             }
             Err(e) => tracing::debug!("load report: {e}"),
         }
     }
 
-    /// Reports a transition, retrying while the master cannot be reached (HBase's region
-    /// server retries until it stops); false if the master refused it.
-    fn report_transition(&self, req: &pb::ReportRegionStateTransitionRequest) -> bool {
+    /// Calls `method` on the master until it answers, pausing longer after each failure (up
+    /// to 2 s), or until `give_up` says so of a failure, which is then returned.
+    fn call_master<R: prost::Message + Default>(
+        &self,
+        method: &str,
+        req: &impl prost::Message,
+        give_up: impl Fn(&master_link::LinkError) -> bool,
+    ) -> Result<R, master_link::LinkError> {
         let mut pause = Duration::from_millis(100);
         loop {
-            if self.cluster_down.load(Ordering::Acquire) {
-                return false;
-            }
-            let r = self
-                .link
-                .lock()
-                .call::<pb::ReportRegionStateTransitionResponse>(
-                    &self.zk,
-                    "ReportRegionStateTransition",
-                    req,
-                );
-            match r {
-                Ok(resp) => match resp.error_message {
-                    Some(m) => {
-                        tracing::warn!("the master refused a region transition: {m}");
-                        return false;
-                    }
-                    None => return true,
-                },
-                Err(e)
-                    if e.remote_class()
-                        .is_some_and(|c| FATAL_FROM_MASTER.contains(&c)) =>
-                {
-                    self.abort(&format!("the master declared this server dead: {e}"));
-                    return false;
-                }
-                Err(e) => {
-                    if self.aborted().is_some() || self.zk.lost() {
-                        return false;
-                    }
-                    tracing::debug!("reporting a region transition: {e}; retrying");
-                }
+            match self.link.lock().call::<R>(&self.zk, method, req) {
+                Ok(r) => return Ok(r),
+                Err(e) if give_up(&e) => return Err(e),
+                Err(e) => tracing::debug!("{method}: {e}; retrying"),
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// Reports a transition, retrying while the master cannot be reached (HBase's region
+    /// server retries until it stops); false if the master refused it.
+    fn report_transition(&self, req: &pb::ReportRegionStateTransitionRequest) -> bool {
+        let down = || self.cluster_down.load(Ordering::Acquire);
+        if down() {
+            return false;
+        }
+        let r = self.call_master::<pb::ReportRegionStateTransitionResponse>(
+            "ReportRegionStateTransition",
+            req,
+            |e| e.is_fatal() || down() || self.aborted().is_some() || self.zk.lost(),
+        );
+        match r {
+            Ok(resp) => match resp.error_message {
+                Some(m) => {
+                    tracing::warn!("the master refused a region transition: {m}");
+                    false
+                }
+                None => true,
+            },
+            Err(e) if e.is_fatal() => {
+                self.abort(&format!("the master declared this server dead: {e}"));
+                false
+            }
+            Err(_) => false,
         }
     }
 
@@ -557,27 +550,13 @@ impl Member {
                 initiating_master_active_time: master_time,
             }],
         };
-        let mut pause = Duration::from_millis(100);
-        loop {
-            let r = self.link.lock().call::<pb::ReportProcedureDoneResponse>(
-                &self.zk,
-                "ReportProcedureDone",
-                &req,
-            );
-            match r {
-                Ok(_) => return,
-                Err(e) => {
-                    if self.aborted().is_some()
-                        || self.zk.lost()
-                        || self.stop.load(Ordering::Acquire)
-                    {
-                        tracing::warn!("reporting procedure {proc_id} ({class}): {e}");
-                        return;
-                    }
-                }
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_secs(2));
+        let r = self.call_master::<pb::ReportProcedureDoneResponse>(
+            "ReportProcedureDone",
+            &req,
+            |_| self.aborted().is_some() || self.zk.lost() || self.stop.load(Ordering::Acquire),
+        );
+        if let Err(e) = r {
+            tracing::warn!("reporting procedure {proc_id} ({class}): {e}");
         }
     }
 
@@ -585,7 +564,7 @@ impl Member {
     fn split_wal(&self, data: Option<&[u8]>) -> Result<(), String> {
         let param = split_wal::parameter(data)?;
         let (wal_fs, wal_root) = self.rs.wal_root();
-        let path = split_wal::wal_file_path(&param.wal_path, &wal_root)?;
+        let path = cairn_wal::names::split_wal_file(&param.wal_path, &wal_root)?;
         // HDFS: the dead writer's lease, so the file's length is final.
         let _ = wal_fs.recover_lease(&path);
         let root = self.rs.root().to_path_buf();

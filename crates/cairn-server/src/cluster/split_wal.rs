@@ -5,7 +5,7 @@
 //! archives the file and reopens the regions, which replay what was split.
 //!
 //! The path comes from the master: it must name a file under this cluster's
-//! `<wal root>/WALs/`, or nothing is read.
+//! `<wal root>/WALs/` ([`cairn_wal::names::split_wal_file`]), or nothing is read.
 
 use std::path::{Path, PathBuf};
 
@@ -15,12 +15,6 @@ use cairn_rpc::pb;
 
 /// The class HBase's master names in the `RemoteProcedureRequest`.
 pub const SPLIT_WAL_CALLABLE: &str = "org.apache.hadoop.hbase.regionserver.SplitWALCallable";
-
-/// The local path of `wal_path` as the master names it, checked to be a file of a server's
-/// WAL directory under `wal_root` ([`cairn_wal::names::split_wal_file`]).
-pub fn wal_file_path(wal_path: &str, wal_root: &Path) -> Result<PathBuf, String> {
-    cairn_wal::names::split_wal_file(wal_path, wal_root)
-}
 
 /// The directory of the region an edit belongs to, under `root`; `None` when its table or
 /// region name is not one HBase allows (never a path outside the root) or the region is gone.
@@ -48,30 +42,6 @@ pub fn parameter(data: Option<&[u8]>) -> Result<pb::SplitWalParameter, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_files_of_server_wal_directories_are_split() {
-        let root = Path::new("/r");
-        for ok in [
-            "file:/r/WALs/h,1,2-splitting/h%2C1%2C2.5",
-            "file:///r/WALs/h,1,2/h%2C1%2C2.5",
-            "hdfs://nn:8020/r/WALs/h,1,2-splitting/x.meta",
-            "/r/WALs/s/f",
-        ] {
-            assert!(wal_file_path(ok, root).is_ok(), "{ok}");
-        }
-        for bad in [
-            "file:/r/WALs/../data/t/f",
-            "/r/WALs/f",
-            "/r/data/default/t/x",
-            "/other/WALs/s/f",
-            "r/WALs/s/f",
-            "/r/WALs/s/f/g",
-            "",
-        ] {
-            assert!(wal_file_path(bad, root).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn region_dirs_only_for_legal_names_that_exist() {

@@ -158,10 +158,8 @@ fn encoded_name(spec: &pb::RegionSpecifier) -> Result<String, RpcError> {
     let v = &spec.value;
     let encoded: &[u8] = if spec.r#type == RegionSpecifierType::EncodedRegionName as i32 {
         v
-    } else if v.len() > 34 && v.ends_with(b".") && v[v.len() - 34] == b'.' {
-        &v[v.len() - 33..v.len() - 1]
     } else {
-        v
+        cairn_region::encoded_part(v)
     };
     if encoded.len() == 32 && encoded.iter().all(u8::is_ascii_hexdigit) {
         Ok(String::from_utf8_lossy(encoded).into_owned())

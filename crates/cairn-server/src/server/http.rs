@@ -23,32 +23,34 @@ const MAX_HTTPS_CONNECTIONS: usize = 64;
 const HTTPS_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An answer of the HTTP endpoint.
-struct Page {
-    status: u16,
-    content_type: &'static str,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: String,
 }
 
-/// The answer to a GET of `url` (path and query).
-fn page(s: &Shared, url: &str) -> Page {
-    let (path, query) = url.split_once('?').unwrap_or((url, ""));
-    match path {
-        "/" | "/rs-status" => Page {
-            status: 200,
-            content_type: "text/html; charset=utf-8",
-            body: status_page::render(&status::snapshot(s)),
-        },
+/// The pages every info server has, whatever it serves: `/metrics` and `/prometheus` of the
+/// sources `gather` lists, `/jmx`, `/conf`, `/stacks` and `/logLevel` of `config`; `None`
+/// for any other path.
+pub(crate) fn common_page(
+    path: &str,
+    query: &str,
+    exposition: &metrics::Exposition,
+    gather: &dyn Fn() -> Vec<metrics::Source>,
+    config: &crate::config::Config,
+) -> Option<Page> {
+    Some(match path {
         // HBase's info server has both: `/prometheus` for scrapers, `/metrics` for Hadoop's
         // metrics servlet (here the same text).
         "/metrics" | "/prometheus" => Page {
             status: 200,
             content_type: "text/plain; version=0.0.4; charset=utf-8",
-            body: s.exposition.render(&gather(s)),
+            body: exposition.render(&gather()),
         },
         "/conf" => Page {
             status: 200,
             content_type: "text/xml; charset=utf-8",
-            body: conf_page::page(&s.config),
+            body: conf_page::page(config),
         },
         "/stacks" => Page {
             status: 200,
@@ -56,7 +58,7 @@ fn page(s: &Shared, url: &str) -> Page {
             body: stacks::page(&stacks::threads(std::path::Path::new("/proc/self/task"))),
         },
         "/logLevel" => {
-            let (status, body) = log_level::page(s.config.log_level.as_deref(), &query_pairs(query));
+            let (status, body) = log_level::page(config.log_level.as_deref(), &query_pairs(query));
             Page {
                 status,
                 content_type: "text/html; charset=utf-8",
@@ -64,7 +66,7 @@ fn page(s: &Shared, url: &str) -> Page {
             }
         }
         "/jmx" => {
-            let mut json = metrics::jmx(&gather(s));
+            let mut json = metrics::jmx(&gather());
             if let Some(q) = jmx_query(query) {
                 if let Some(beans) = json["beans"].as_array_mut() {
                     beans.retain(|b| b["name"].as_str() == Some(q.as_str()));
@@ -76,6 +78,22 @@ fn page(s: &Shared, url: &str) -> Page {
                 body: serde_json::to_string_pretty(&json).unwrap_or_default(),
             }
         }
+        _ => return None,
+    })
+}
+
+/// The answer to a GET of `url` (path and query).
+fn page(s: &Shared, url: &str) -> Page {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    if let Some(p) = common_page(path, query, &s.exposition, &|| gather(s), &s.config) {
+        return p;
+    }
+    match path {
+        "/" | "/rs-status" => Page {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            body: status_page::render(&status::snapshot(s)),
+        },
         "/health" => {
             let stopping = s.stop.load(Ordering::Acquire);
             // A failed WAL refuses writes until it recovers; reads go on, so the server is
