@@ -1,7 +1,8 @@
 //! HBase's own benchmark tools against `cairn serve`, through HBase 2.6.1's Java client:
 //! PerformanceEvaluation (`hbase pe --nomapred`, from hbase-mapreduce's test jar) and YCSB 0.17.0
-//! with `dev.cairn.interop.ycsb.HBaseBinding` (interop/hbase). Neither tool checks what it
-//! wrote, so the tests do: PE's "Finished ... for N rows" lines must add up to rows x clients,
+//! with `dev.cairn.interop.ycsb.HBaseBinding` (interop/hbase), and the data-integrity test
+//! IntegrationTestBigLinkedList (hbase-it's test jar), which checks what it wrote itself. PE
+//! and YCSB do not, so the tests do: PE's "Finished ... for N rows" lines must add up to rows x clients,
 //! a client full scan (`dev.cairn.interop.CountRows`) must see the rows written, and YCSB must
 //! report every operation as `Return=OK`.
 //!
@@ -78,6 +79,7 @@ impl Registry {
 /// PE's logger at INFO (its results are log lines), the rest at WARN, all on stderr.
 const LOG4J: &str = "log4j.rootLogger=WARN,console
 log4j.logger.org.apache.hadoop.hbase.PerformanceEvaluation=INFO
+log4j.logger.org.apache.hadoop.hbase.test=INFO
 log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.target=System.err
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
@@ -123,10 +125,14 @@ impl Cluster {
         }
     }
 
-    /// Runs the Java class `main` with `args`, HBase's Java 17 flags and the conf dir.
-    fn java(&self, main: &str, args: &[String]) -> Output {
-        Command::new("java")
-            .args(hbase::JAVA_FLAGS)
+    /// Runs the Java class `main` with `args`, HBase's Java 17 flags and the conf dir, in the
+    /// working directory `dir` (MapReduce's local runner writes there) or the test's.
+    fn java(&self, dir: Option<&Path>, main: &str, args: &[String]) -> Output {
+        let mut c = Command::new("java");
+        if let Some(dir) = dir {
+            c.current_dir(dir);
+        }
+        c.args(hbase::JAVA_FLAGS)
             .arg("-cp")
             .arg(&self.classpath)
             .arg(main)
@@ -138,7 +144,18 @@ impl Cluster {
     /// Runs `main` and fails the test, with both sides' logs, unless it exits 0; returns its
     /// stdout and stderr.
     fn run_ok(&self, what: &str, main: &str, args: &[String]) -> (String, String) {
-        let out = self.java(main, args);
+        self.run_ok_in(None, what, main, args)
+    }
+
+    /// [`Cluster::run_ok`] in the working directory `dir`.
+    fn run_ok_in(
+        &self,
+        dir: Option<&Path>,
+        what: &str,
+        main: &str,
+        args: &[String],
+    ) -> (String, String) {
+        let out = self.java(dir, main, args);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
@@ -246,6 +263,59 @@ fn performance_evaluation_writes_reads_and_scans() {
         cluster.count_rows("PE_TOOLS"),
         rows * u64::from(clients),
         "rows in PE_TOOLS after the reads"
+    );
+}
+
+/// HBase's data-integrity test, IntegrationTestBigLinkedList (hbase-it's test jar), as an
+/// operator runs it against a live cluster (`hbase.test.cluster.distributed=true`), its
+/// MapReduce jobs in Hadoop's local runner: one `Loop` iteration generates linked lists of
+/// nodes (one mapper, 4,000 nodes; width 1,000 and wrap multiplier 2, whose product the count
+/// must be a multiple of) into a table pre-split by the number of live region servers it asks
+/// the master for, then `Verify` scans it back and fails unless every node is defined and
+/// referenced exactly as written.
+#[test]
+fn integration_test_big_linked_list_generates_and_verifies() {
+    let Some(jars) = jars() else { return };
+    let cluster = Cluster::start(&jars);
+    let work = tempfile::tempdir().expect("temp dir");
+    let nodes = 4_000u64;
+    let args: Vec<String> = [
+        "-Dhbase.test.cluster.distributed=true",
+        "-Dmapreduce.framework.name=local",
+        "Loop",
+        "1",
+        "1",
+        &nodes.to_string(),
+        &format!("file://{}/out", work.path().display()),
+        "1",
+        "1000",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (stdout, stderr) = cluster.run_ok_in(
+        Some(work.path()),
+        "IntegrationTestBigLinkedList Loop",
+        "org.apache.hadoop.hbase.test.IntegrationTestBigLinkedList",
+        &args,
+    );
+    let log = format!("{stdout}{stderr}");
+    for want in [
+        "Number of live regionservers: 1,".to_string(),
+        format!("Generator finished with success. Total nodes={nodes}"),
+        format!("Verify finished with success. Total nodes={nodes}"),
+    ] {
+        assert!(
+            log.contains(&want),
+            "ITBLL log lacks {want:?}:\n{}",
+            tail(&log, 30)
+        );
+    }
+    assert_eq!(
+        cluster.count_rows("IntegrationTestBigLinkedList"),
+        nodes,
+        "rows in ITBLL's table"
     );
 }
 

@@ -79,6 +79,9 @@ pub struct Config {
     /// TLS on each port (`--tls-cert` and friends, HBase's TLS properties); plaintext by
     /// default.
     pub tls: tls::TlsConfig,
+    /// Which calls are logged and kept as slow or large (`hbase.ipc.warn.response.time`,
+    /// `hbase.ipc.warn.response.size`, `hbase.regionserver.slowlog.ringbuffer.size`).
+    pub slow_log: crate::slow_log::SlowLogConfig,
     /// Every `name = value` given, in order, for the region server and block cache.
     pub properties: Vec<(String, String)>,
 }
@@ -100,6 +103,7 @@ impl Default for Config {
             handler: HandlerConfig::default(),
             zookeeper: ZkConfig::default(),
             tls: tls::TlsConfig::default(),
+            slow_log: crate::slow_log::SlowLogConfig::default(),
             properties: Vec::new(),
         }
     }
@@ -173,6 +177,18 @@ impl Config {
             "thrift" | "thrift_addr" => self.thrift_addr = v.to_string(),
             "http" | "http_addr" => {
                 self.http_addr = (!v.is_empty()).then(|| v.to_string());
+            }
+            // HBase's RpcServer: a limit of -1 (any negative) turns the warning off.
+            "hbase.ipc.warn.response.time" => {
+                let ms = int()?;
+                self.slow_log.warn_time = (ms >= 0).then(|| Duration::from_millis(ms as u64));
+            }
+            "hbase.ipc.warn.response.size" => {
+                let n = int()?;
+                self.slow_log.warn_size = (n >= 0).then_some(n as u64);
+            }
+            "hbase.regionserver.slowlog.ringbuffer.size" => {
+                self.slow_log.capacity = non_negative()?;
             }
             "hbase.regionserver.thrift.port" => {
                 let (h, _) = split_host_port(&self.thrift_addr);
@@ -468,6 +484,27 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slow_call_limits_take_hbase_names_and_minus_one() {
+        let mut c = Config::default();
+        assert_eq!(c.slow_log, crate::slow_log::SlowLogConfig::default());
+        c.set("hbase.ipc.warn.response.time", "250").unwrap();
+        c.set("hbase.ipc.warn.response.size", "-1").unwrap();
+        c.set("hbase.regionserver.slowlog.ringbuffer.size", "8")
+            .unwrap();
+        assert_eq!(c.slow_log.warn_time, Some(Duration::from_millis(250)));
+        assert_eq!(c.slow_log.warn_size, None);
+        assert_eq!(c.slow_log.capacity, 8);
+        c.set("hbase.ipc.warn.response.time", "-1").unwrap();
+        c.set("hbase.ipc.warn.response.size", "0").unwrap();
+        assert_eq!(c.slow_log.warn_time, None);
+        assert_eq!(c.slow_log.warn_size, Some(0));
+        assert!(c.set("hbase.ipc.warn.response.time", "soon").is_err());
+        assert!(c
+            .set("hbase.regionserver.slowlog.ringbuffer.size", "-3")
+            .is_err());
+    }
 
     #[test]
     fn toml_with_cairn_and_hbase_names() {

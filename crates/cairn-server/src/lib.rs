@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod rpc;
 pub mod security;
 pub mod server;
+pub mod slow_log;
 pub mod zookeeper;
 
 pub use config::{Config, ConfigError};

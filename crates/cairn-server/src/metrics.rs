@@ -7,6 +7,7 @@
 //! the WAL, the block cache and checksums.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_region::RegionServer;
@@ -101,11 +102,21 @@ pub struct ThriftMetrics {
     pub rows_mutated: AtomicU64,
     /// Call latencies by method (`cairn_thrift_call_time_seconds`).
     call_time: MethodLatencies,
+    /// Calls past the slow or large limits (shared with the native RPC front end).
+    pub slow_log: Arc<crate::slow_log::SlowLog>,
 }
 
 impl Default for ThriftMetrics {
     fn default() -> Self {
+        ThriftMetrics::new(Default::default())
+    }
+}
+
+impl ThriftMetrics {
+    /// Counters starting at zero, recording slow calls into `slow_log`.
+    pub fn new(slow_log: Arc<crate::slow_log::SlowLog>) -> Self {
         ThriftMetrics {
+            slow_log,
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
             errors: std::array::from_fn(|_| AtomicU64::new(0)),
             nanos: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -248,7 +259,7 @@ pub trait MetricsSource: Send + Sync {
 /// register their sources here, and `/metrics` and `/jmx` render what it gathers.
 #[derive(Default)]
 pub struct Registry {
-    sources: parking_lot::RwLock<Vec<std::sync::Arc<dyn MetricsSource>>>,
+    sources: parking_lot::RwLock<Vec<Arc<dyn MetricsSource>>>,
 }
 
 impl Registry {
@@ -258,7 +269,7 @@ impl Registry {
     }
 
     /// Adds a part's sources; they are gathered in the order registered.
-    pub fn register(&self, source: std::sync::Arc<dyn MetricsSource>) {
+    pub fn register(&self, source: Arc<dyn MetricsSource>) {
         self.sources.write().push(source);
     }
 
@@ -356,7 +367,7 @@ pub fn thrift_source(thrift: &ThriftMetrics, scanners: ScannerCounts) -> Source 
 
 /// The region server's sources: the server, its regions, the WAL, the block cache and
 /// checksums.
-pub struct RegionServerSource(pub std::sync::Arc<RegionServer>);
+pub struct RegionServerSource(pub Arc<RegionServer>);
 
 impl MetricsSource for RegionServerSource {
     fn sources(&self, out: &mut Vec<Source>) {

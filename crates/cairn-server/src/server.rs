@@ -349,14 +349,16 @@ impl Server {
                 "hbase.security.authorization is on and the thrift port takes no client certificates: thrift callers have no identity, so none may run admin operations there"
             );
         }
-        let metrics = Arc::new(ThriftMetrics::default());
+        // One slow-call log for both front ends.
+        let slow_log = Arc::new(crate::slow_log::SlowLog::new(config.slow_log.clone()));
+        let metrics = Arc::new(ThriftMetrics::new(slow_log.clone()));
         let mut hc = config.handler.clone();
         hc.server_name = thrift_addr.ip().to_string();
         hc.port = i32::from(thrift_addr.port());
         hc.authorizer = authorizer.clone();
         let handler = Handler::new(rs.clone(), metrics.clone(), hc);
         let max_connections = config.max_connections;
-        let rpc_metrics = Arc::new(RpcMetrics::default());
+        let rpc_metrics = Arc::new(RpcMetrics::new(slow_log));
         let registry = metrics::Registry::new();
         registry.register(handler.core());
         registry.register(Arc::new(metrics::RegionServerSource(rs.clone())));

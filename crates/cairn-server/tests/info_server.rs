@@ -65,6 +65,8 @@ fn start(dir: &Path, filter: Arc<Filter>) -> Server {
     config
         .set("hbase.client.scanner.timeout.period", "61000")
         .unwrap();
+    // Every call counts as slow (over 0 ms): the page lists them.
+    config.set("hbase.ipc.warn.response.time", "0").unwrap();
     let server = Server::start_with(rs, config).unwrap();
     let addr = server.rpc_addr().unwrap();
     let regions = rpc::regions(addr, TABLE);
@@ -299,8 +301,22 @@ fn the_info_port_serves_status_conf_stacks_and_log_level() {
                 "{html}"
             );
             assert!(html.contains("<h2>Block cache</h2>") && html.contains("<h2>WAL</h2>"));
+            // The slow-call log: the four puts and the get, with region and row, and the
+            // client's address.
+            assert!(html.contains("<table id=\"slow\">"), "{html}");
+            for want in [
+                "<td>Get</td>",
+                "row=q1",
+                "<td>Mutate</td>",
+                "row=a1",
+                "<td>127.0.0.1:",
+            ] {
+                assert!(html.contains(want), "{want} missing: {html}");
+            }
         }
     }
+    let mutates = status.slow_calls.iter().filter(|c| c.method == "Mutate");
+    assert_eq!(mutates.count(), 4, "{:?}", status.slow_calls);
 
     let (code, conf) = get(info, "/conf");
     assert_eq!(code, 200);

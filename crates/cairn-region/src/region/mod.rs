@@ -360,6 +360,12 @@ impl Region {
         self.transitioning.store(false, Ordering::Release);
     }
 
+    /// Ends a transition whose children could not open: the region stays closed, and
+    /// requests routed to it fail at once rather than wait for children.
+    pub(crate) fn stay_closed(&self) {
+        self.transitioning.store(false, Ordering::Release);
+    }
+
     /// Whether the region closed for a split or merge (its children take over, or it opens
     /// again): requests routed to it may look again in a moment.
     pub fn is_transitioning(&self) -> bool {

@@ -11,6 +11,9 @@ use crate::reference::{self, Half};
 use crate::storefile::StoreFile;
 use std::io::Write;
 
+/// Tries at opening a committed split's or merge's child before giving up until a restart.
+const CHILD_OPEN_TRIES: u32 = 4;
+
 /// What [`RegionServer::split_region`] and [`RegionServer::merge_regions`] may be asked to
 /// stop after, to test crash safety: the step a simulated crash happens after.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,13 +295,25 @@ impl RegionServer {
         }
         let mut opened = Vec::new();
         for child in children {
-            opened.push(Arc::new(Region::open(
-                &tdir.join(&child.encoded_name),
-                table.descriptor.clone(),
-                Some(self.wal.clone()),
-                self.cache.clone(),
-                self.config.region.clone(),
-            )?));
+            match self.open_child(table, tdir, child) {
+                Ok(r) => opened.push(r),
+                Err(e) => {
+                    // Committed: only a restart's recovery can finish it now. The parents
+                    // stop waiting for children that will not come, so that requests for
+                    // their rows fail at once (NotServingRegion) instead of each waiting
+                    // out the transition.
+                    tracing::error!(
+                        "the split or merge of {} is committed but {} does not open ({e}); \
+                         its rows are not served until the server restarts and finishes it",
+                        parents[0].info.region_name(),
+                        child.region_name()
+                    );
+                    for p in parents {
+                        p.stay_closed();
+                    }
+                    return Err(e);
+                }
+            }
         }
         self.replace_regions(table, parents, opened.clone());
         if retired.is_ok() {
@@ -312,6 +327,34 @@ impl RegionServer {
             }
         }
         Ok(())
+    }
+
+    /// Opens a committed child, trying again a few times over about a second: a passing
+    /// I/O fault must not leave its rows unserved until a restart.
+    fn open_child(&self, table: &Table, tdir: &Path, child: &RegionInfo) -> Result<Arc<Region>> {
+        let mut pause = Duration::from_millis(50);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match Region::open(
+                &tdir.join(&child.encoded_name),
+                table.descriptor.clone(),
+                Some(self.wal.clone()),
+                self.cache.clone(),
+                self.config.region.clone(),
+            ) {
+                Ok(r) => return Ok(Arc::new(r)),
+                Err(e) if tries >= CHILD_OPEN_TRIES => return Err(e),
+                Err(e) => {
+                    tracing::warn!(
+                        "opening {} (try {tries} of {CHILD_OPEN_TRIES}): {e}",
+                        child.region_name()
+                    );
+                    std::thread::sleep(pause);
+                    pause *= 2;
+                }
+            }
+        }
     }
 
     /// Writes one child's directory: a reference per file of each parent (the half

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::metrics::{Exposition, Registry};
 use crate::server::http::{self, Page};
 use crate::server::{status, status_page};
+use crate::slow_log::SlowLog;
 
 /// A running info server; stops when dropped.
 pub struct InfoServer {
@@ -27,6 +28,7 @@ pub struct InfoServer {
 struct Pages {
     rs: Arc<RegionServer>,
     registry: Registry,
+    slow_log: Arc<SlowLog>,
     exposition: Exposition,
     server_name: String,
     rpc_addr: SocketAddr,
@@ -36,12 +38,13 @@ struct Pages {
 
 impl InfoServer {
     /// Binds `addr` and serves the pages of `rs`, whose RPC server listens on `rpc_addr` as
-    /// `server_name`; `registry` holds its metrics sources, `config` is what `/conf` shows
-    /// (and its log filter what `/logLevel` changes).
+    /// `server_name`; `registry` holds its metrics sources, `slow_log` its slow calls,
+    /// `config` is what `/conf` shows (and its log filter what `/logLevel` changes).
     pub fn start(
         addr: &str,
         rs: Arc<RegionServer>,
         registry: Registry,
+        slow_log: Arc<SlowLog>,
         config: &Config,
         server_name: String,
         rpc_addr: SocketAddr,
@@ -54,6 +57,7 @@ impl InfoServer {
         let pages = Pages {
             rs,
             registry,
+            slow_log,
             exposition: Exposition::new(config.build.clone()),
             server_name,
             rpc_addr,
@@ -117,6 +121,7 @@ impl Pages {
                     self.exposition.build(),
                     self.started,
                     listeners,
+                    &self.slow_log,
                 );
                 (200, "text/html; charset=utf-8", status_page::render(&st))
             }

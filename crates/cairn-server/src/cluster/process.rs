@@ -101,7 +101,8 @@ impl ClusterRegionServer {
             dir: config.data_dir.display().to_string(),
             source,
         })?;
-        let rpc_metrics = Arc::new(RpcMetrics::default());
+        let slow_log = Arc::new(crate::slow_log::SlowLog::new(config.slow_log.clone()));
+        let rpc_metrics = Arc::new(RpcMetrics::new(slow_log.clone()));
         let info = match &config.info_addr {
             Some(a) => {
                 let registry = crate::metrics::Registry::new();
@@ -112,6 +113,7 @@ impl ClusterRegionServer {
                         a,
                         rs.clone(),
                         registry,
+                        slow_log,
                         config,
                         location.name(),
                         addr,

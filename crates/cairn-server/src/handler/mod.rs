@@ -224,7 +224,22 @@ impl HandlerCore {
     fn call<T>(&self, m: Method, f: impl FnOnce() -> TResult<T>) -> TResult<T> {
         let start = Instant::now();
         let r = f();
-        self.metrics.record(m, start.elapsed(), r.is_ok());
+        let took = start.elapsed();
+        self.metrics.record(m, took, r.is_ok());
+        // Thrift answers are not sized here: only the time limit applies to them.
+        if let Some(kind) = self.metrics.slow_log.check(took, 0) {
+            self.metrics.slow_log.record(crate::slow_log::SlowCall {
+                kind,
+                start: std::time::SystemTime::now() - took,
+                protocol: "Thrift",
+                method: crate::metrics::METHODS[m as usize].to_string(),
+                param: String::new(),
+                client: String::new(),
+                processing: took,
+                queue: Duration::ZERO,
+                response_size: 0,
+            });
+        }
         r
     }
 

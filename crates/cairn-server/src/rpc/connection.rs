@@ -70,6 +70,8 @@ pub struct Conn {
     pub codec: Option<bool>,
     /// Who is calling: the client certificate's holder, or the connection header's user.
     pub caller: Caller,
+    /// The client's address (`host:port`), as the slow-call log names it.
+    pub peer: String,
     /// Plaintext or TLS: under TLS, a handle on the session the reader also uses.
     writer: Mutex<Stream>,
     /// Calls in flight and when the client last sent bytes, for the idle timeout and the
@@ -271,6 +273,10 @@ pub fn serve(
         service,
         codec,
         caller,
+        peer: socket
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
         writer: Mutex::new(writer),
         activity: activity.clone(),
     });
@@ -516,14 +522,29 @@ fn run(s: &Shared, conn: &Conn, call: &Call, queued: Instant) {
             wire::encode_response(call.id(), None, Some(e.to_response()), b"")
         }
     };
+    let queue_time = started.duration_since(queued);
     s.services.metrics.call_done(
         conn.service,
         call.method(),
-        started.duration_since(queued),
+        queue_time,
         processed,
         call.size,
         frame.len(),
     );
+    let slow_log = &s.services.metrics.slow_log;
+    if let Some(kind) = slow_log.check(processed, frame.len() as u64) {
+        slow_log.record(crate::slow_log::SlowCall {
+            kind,
+            start: std::time::SystemTime::now() - processed,
+            protocol: "HBase RPC",
+            method: call.method().to_string(),
+            param: super::dispatch::describe(call),
+            client: conn.peer.clone(),
+            processing: processed,
+            queue: queue_time,
+            response_size: frame.len() as u64,
+        });
+    }
     conn.send(&frame);
     s.release_queue_bytes(call.size);
     conn.activity.touch();

@@ -79,3 +79,55 @@ pub fn authorize(authorizer: &Authorizer, conn: &Conn, call: &Call) -> Result<()
     }
     Ok(())
 }
+
+/// A short account of what a call asked for, as HBase's `ProtobufUtil.getShortTextFormat`
+/// gives it in a slow-call warning: the region and row of a Get or Mutate, the region or
+/// scanner of a Scan, the first region, action count and first row of a Multi; otherwise
+/// nothing. Decoded again only for a call already found slow.
+pub(super) fn describe(call: &Call) -> String {
+    use cairn_rpc::pb;
+    let key = crate::server::status_page::key_string;
+    let region = |r: &pb::RegionSpecifier| key(&r.value);
+    match call.method() {
+        "Get" => call
+            .decode_param::<pb::GetRequest>()
+            .map(|r| format!("region= {}, row={}", region(&r.region), key(&r.get.row)))
+            .unwrap_or_default(),
+        "Mutate" => call
+            .decode_param::<pb::MutateRequest>()
+            .map(|r| {
+                let row = r.mutation.row.as_deref().unwrap_or_default();
+                format!("region= {}, row={}", region(&r.region), key(row))
+            })
+            .unwrap_or_default(),
+        "Scan" => call
+            .decode_param::<pb::ScanRequest>()
+            .map(|r| match (&r.region, r.scanner_id) {
+                (Some(reg), _) => format!("region= {}", region(reg)),
+                (None, Some(id)) => format!("scanner_id= {id}"),
+                (None, None) => String::new(),
+            })
+            .unwrap_or_default(),
+        "Multi" => call
+            .decode_param::<pb::MultiRequest>()
+            .map(|r| {
+                let actions: usize = r.region_action.iter().map(|a| a.action.len()).sum();
+                let Some(first) = r.region_action.first() else {
+                    return String::new();
+                };
+                let row = first.action.first().and_then(|a| {
+                    a.get
+                        .as_ref()
+                        .map(|g| g.row.clone())
+                        .or_else(|| a.mutation.as_ref().and_then(|m| m.row.clone()))
+                });
+                format!(
+                    "region= {}, for {actions} action(s) and 1st row key={}",
+                    region(&first.region),
+                    row.as_deref().map(key).unwrap_or_default()
+                )
+            })
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}

@@ -150,11 +150,21 @@ pub struct RpcMetrics {
     queue_time: MethodLatencies,
     /// Time being processed, by method (Prometheus only).
     process_time: MethodLatencies,
+    /// Calls past the slow or large limits (shared with the Thrift front end).
+    pub(crate) slow_log: std::sync::Arc<crate::slow_log::SlowLog>,
 }
 
 impl Default for RpcMetrics {
     fn default() -> Self {
+        RpcMetrics::new(Default::default())
+    }
+}
+
+impl RpcMetrics {
+    /// Counters starting at zero, recording slow and large calls into `slow_log`.
+    pub fn new(slow_log: std::sync::Arc<crate::slow_log::SlowLog>) -> Self {
         RpcMetrics {
+            slow_log,
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
             process_us: std::array::from_fn(|_| AtomicU64::new(0)),
             queue_us: std::array::from_fn(|_| AtomicU64::new(0)),

@@ -27,7 +27,14 @@ pub(super) fn snapshot(s: &Shared) -> ServerStatus {
         .server_name
         .or(addrs.thrift.map(|a| a.to_string()))
         .unwrap_or_default();
-    region_server_status(&s.rs, server_name, build, s.started, listeners)
+    region_server_status(
+        &s.rs,
+        server_name,
+        build,
+        s.started,
+        listeners,
+        &s.metrics.slow_log,
+    )
 }
 
 /// The status of region server `rs`: everything the page shows but the server's own
@@ -38,6 +45,7 @@ pub(crate) fn region_server_status(
     build: &crate::metrics::BuildInfo,
     started: SystemTime,
     listeners: Vec<(String, String)>,
+    slow_log: &crate::slow_log::SlowLog,
 ) -> ServerStatus {
     let mut tables = Vec::new();
     for name in rs.table_names() {
@@ -115,5 +123,6 @@ pub(crate) fn region_server_status(
         memstore_limit: Some(mem("globalMemStoreLimit")).filter(|&l| l > 0),
         block_cache,
         wal_files,
+        slow_calls: slow_log.recent(),
     }
 }

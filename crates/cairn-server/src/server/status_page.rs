@@ -30,6 +30,8 @@ pub struct ServerStatus {
     pub block_cache: Option<BlockCacheStatus>,
     /// The WAL's files, oldest first.
     pub wal_files: Vec<WalFileStatus>,
+    /// Recent calls past the slow or large limits, newest first.
+    pub slow_calls: Vec<crate::slow_log::SlowCall>,
 }
 
 /// One table.
@@ -272,7 +274,43 @@ pub fn render(st: &ServerStatus) -> String {
         );
     }
     b.push_str("</table>\n");
+    slow_calls(&mut b, &st.slow_calls);
     document(&format!("RegionServer {}", st.server_name), &b)
+}
+
+/// The recent slow and large calls (HBase's `hbase.ipc.warn.response.time` and `.size`).
+fn slow_calls(b: &mut String, calls: &[crate::slow_log::SlowCall]) {
+    b.push_str("<h2>Slow operations</h2>\n");
+    if calls.is_empty() {
+        b.push_str("<p id=\"slow-none\">No call has passed the slow or large limits.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        b,
+        "<table id=\"slow\"><tr><th>Started</th><th>Protocol</th><th>Method</th>\
+         <th>Request</th><th>Client</th><th>Processing</th><th>Queued</th>\
+         <th>Response</th><th>Why</th></tr>"
+    );
+    for c in calls {
+        let started = chrono::DateTime::<chrono::Utc>::from(c.start)
+            .format("%Y-%m-%d %H:%M:%S%.3f UTC")
+            .to_string();
+        let _ = writeln!(
+            b,
+            "<tr><td>{started}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"n\">{} ms</td><td class=\"n\">{} ms</td><td class=\"n\">{}</td>\
+             <td>{}</td></tr>",
+            escape(c.protocol),
+            escape(&c.method),
+            escape(&c.param),
+            escape(&c.client),
+            c.processing.as_millis(),
+            c.queue.as_millis(),
+            size(c.response_size),
+            c.kind.tag()
+        );
+    }
+    b.push_str("</table>\n");
 }
 
 /// A row key as HBase's `Bytes.toStringBinary` prints it: printable ASCII as is, every other
@@ -329,6 +367,42 @@ mod tests {
         assert!(html.contains("<td>0123abcd</td><td>m</td>"), "{html}");
         assert!(html.contains("3.0 MB") && html.contains("75.0%"), "{html}");
         assert!(html.contains("1 tables, 1 regions"), "{html}");
+    }
+
+    #[test]
+    fn slow_calls_are_listed_newest_first_and_escaped() {
+        let call = |method: &str, ms: u64| crate::slow_log::SlowCall {
+            kind: crate::slow_log::SlowKind::TooSlow,
+            start: std::time::SystemTime::UNIX_EPOCH,
+            protocol: "HBase RPC",
+            method: method.into(),
+            param: "region= t,,1.x., row=<b>".into(),
+            client: "10.0.0.1:4000".into(),
+            processing: Duration::from_millis(ms),
+            queue: Duration::from_millis(3),
+            response_size: 2048,
+        };
+        let html = render(&ServerStatus::default());
+        assert!(html.contains("id=\"slow-none\""), "{html}");
+        let st = ServerStatus {
+            slow_calls: vec![call("Multi", 12_000), call("Get", 11_000)],
+            ..Default::default()
+        };
+        let html = render(&st);
+        let (multi, get) = (html.find("<td>Multi</td>"), html.find("<td>Get</td>"));
+        assert!(multi.is_some() && multi < get, "{html}");
+        assert!(
+            html.contains("row=&lt;b&gt;") && !html.contains("<b>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("12000 ms") && html.contains("10.0.0.1:4000"),
+            "{html}"
+        );
+        assert!(
+            html.contains("TooSlow") && !html.contains("slow-none"),
+            "{html}"
+        );
     }
 
     #[test]
