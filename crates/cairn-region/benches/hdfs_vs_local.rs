@@ -5,8 +5,8 @@
 //! - random gets with no block cache (every get reads its block through the filesystem),
 //! - a major compaction of the table (wall time and this process's CPU: the NameNode and
 //!   DataNode run in another process and are not counted),
-//! - sequential SYNC_WAL puts from one thread (local: a copy into the mapped WAL; HDFS: a
-//!   group-committed hsync per put).
+//! - sequential SYNC_WAL puts from one thread (local: a copy into the mapped WAL; HDFS: an
+//!   hflush per put), then FSYNC_WAL puts (local: an fdatasync; HDFS: an hsync).
 //!
 //! `cargo bench -p cairn-region --features hdfs --bench hdfs_vs_local` (needs
 //! `mvn -f interop/hdfs/pom.xml package` first). Environment: `CAIRN_BENCH_ROWS` (200,000),
@@ -41,6 +41,7 @@ struct Figures {
     compact_s: f64,
     compact_cpu_s: f64,
     puts_per_s: f64,
+    fsync_puts_per_s: f64,
 }
 
 fn run(config: ServerConfig, rows: u64, value_size: usize, gets: u64, puts: u64) -> Figures {
@@ -93,6 +94,14 @@ fn run(config: ServerConfig, rows: u64, value_size: usize, gets: u64, puts: u64)
             .unwrap();
     }
     let puts_per_s = puts as f64 / started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for i in 0..puts {
+        let put = Put::new(row(rows + puts + i))
+            .add("info0", "0", &value)
+            .durability(Durability::FsyncWal);
+        s.put(&t, &put).unwrap();
+    }
+    let fsync_puts_per_s = puts as f64 / started.elapsed().as_secs_f64();
     s.close().unwrap();
     Figures {
         gets_per_s: gets as f64 / get_wall,
@@ -100,6 +109,7 @@ fn run(config: ServerConfig, rows: u64, value_size: usize, gets: u64, puts: u64)
         compact_s,
         compact_cpu_s,
         puts_per_s,
+        fsync_puts_per_s,
     }
 }
 
@@ -115,7 +125,7 @@ fn main() {
     let local_dir = tempfile::tempdir().unwrap();
     eprintln!(
         "hdfs_vs_local: {rows} rows x {value_size} B, {gets} random gets (no block cache), \
-         a major compaction, {puts} SYNC_WAL puts; HDFS at {}",
+         a major compaction, {puts} SYNC_WAL and {puts} FSYNC_WAL puts; HDFS at {}",
         cluster.url()
     );
     let mut local = ServerConfig::new(local_dir.path());
@@ -162,6 +172,12 @@ fn main() {
         "SYNC_WAL puts/s, 1 thread",
         local.puts_per_s,
         hdfs.puts_per_s,
+        0,
+    );
+    line(
+        "FSYNC_WAL puts/s, 1 thread",
+        local.fsync_puts_per_s,
+        hdfs.fsync_puts_per_s,
         0,
     );
 }

@@ -51,7 +51,7 @@ impl Wal {
     }
 
     /// [`Wal::open`] on any filesystem: local disk gets the memory-mapped WAL; anything else
-    /// (HDFS) gets files written as streams and synced with `hsync`, each file's lease
+    /// (HDFS) gets files written as streams and synced with `hflush` or `hsync`, each file's lease
     /// recovered before it is replayed.
     pub fn open_on(
         fs: Arc<dyn FileSystem>,

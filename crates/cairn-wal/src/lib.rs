@@ -19,8 +19,9 @@
 //! archiving via `SequenceIdAccounting`); metrics ([`WalStats`]).
 //!
 //! On a filesystem other than local disk (HDFS, through cairn-fs), [`Wal::open_on`] writes the
-//! same files as streams instead: entries are buffered and committed in groups with `hsync`
-//! for `SYNC_WAL` and `FSYNC_WAL`, every `async_sync_interval` for `ASYNC_WAL`; a file's lease
+//! same files as streams instead: entries are buffered and committed in groups, with `hflush`
+//! for `SYNC_WAL` and `hsync` for `FSYNC_WAL` (as HBase's FSHLog), every
+//! `async_sync_interval` for `ASYNC_WAL`; a file's lease
 //! is recovered before it is replayed (see `stream.rs`).
 //!
 //! **Does not own:** assigning sequence ids (the region's MVCC does, as in HBase), deciding

@@ -6,9 +6,9 @@
 //! Appends encode their record into the active segment's buffer under one lock and get a log
 //! position (bytes appended since open). `SYNC_WAL` and `FSYNC_WAL` then wait for a group
 //! commit covering that position: the first waiter to find none running takes the buffer,
-//! writes it and syncs the stream (`hsync`: hdfs-native has no `hflush`, so `SYNC_WAL` gets the
-//! stronger call), and everyone whose entry was in the buffer returns with it. `ASYNC_WAL`
-//! returns at once; a background thread commits every [`WalOptions::async_sync_interval`], as
+//! writes it and syncs the stream (as HBase's FSHLog: `hflush` for `SYNC_WAL`, every DataNode
+//! of the pipeline holding the bytes; `hsync` for `FSYNC_WAL`, on disk at each), and everyone
+//! whose entry was in the buffer returns with it. `ASYNC_WAL` returns at once; a background thread commits every [`WalOptions::async_sync_interval`], as
 //! HBase's `optionallogflushinterval`, and rolls a file older than
 //! [`WalOptions::roll_period`]. A roll commits everything, writes the trailer, closes the file
 //! and starts the next. At open, every file's lease is recovered (its last writer may have
@@ -68,8 +68,11 @@ struct Shared {
 
 struct Out {
     stream: Option<Box<dyn FsOutput>>,
-    /// Log position everything before which is synced.
+    /// Log position everything before which is synced: hflushed (every DataNode of the
+    /// pipeline has it) or hsynced.
     synced: u64,
+    /// Log position everything before which is hsynced (on disk at every DataNode).
+    fsynced: u64,
     /// Appends covered by `synced`.
     synced_appends: u64,
     /// [`Active::epoch`] as of the latest recovery: a waiter whose position was taken in an
@@ -147,6 +150,7 @@ impl StreamWal {
             out: Mutex::new(Out {
                 stream: Some(stream),
                 synced: 0,
+                fsynced: 0,
                 synced_appends: 0,
                 epoch: 0,
             }),
@@ -194,8 +198,9 @@ impl StreamWal {
             let lsn = a.tally.record(record.len() as u64, edit);
             (lsn, a.epoch, a.tally.size >= s.options.roll_size)
         };
+        // HBase's FSHLog: SYNC_WAL is an hflush, FSYNC_WAL an hsync.
         if durability != Durability::AsyncWal {
-            s.sync_to(lsn, epoch)?;
+            s.sync_to(lsn, epoch, durability == Durability::FsyncWal)?;
         }
         if roll {
             s.roll(false)?;
@@ -203,11 +208,11 @@ impl StreamWal {
         Ok(())
     }
 
-    pub(crate) fn sync(&self, _fsync: bool) -> Result<(), WalError> {
+    pub(crate) fn sync(&self, fsync: bool) -> Result<(), WalError> {
         let s = &self.shared;
         let (lsn, epoch) = s.position();
         s.check()?;
-        s.sync_to(lsn, epoch)
+        s.sync_to(lsn, epoch, fsync)
     }
 
     pub(crate) fn roll(&self) -> Result<(), WalError> {
@@ -248,6 +253,7 @@ impl StreamWal {
                 a.epoch += 1;
                 s.closed.lock().insert((old, s.file(old)), closed);
                 out.synced = a.tally.lsn;
+                out.fsynced = a.tally.lsn;
                 out.synced_appends = a.tally.appends;
                 out.epoch = a.epoch;
                 s.stats.rolls.fetch_add(1, Relaxed);
@@ -327,7 +333,7 @@ impl StreamWal {
         }
         s.check()?;
         let (lsn, epoch) = s.position();
-        s.sync_to(lsn, epoch)?;
+        s.sync_to(lsn, epoch, true)?;
         let mut out = s.out.lock();
         if let Some(mut stream) = out.stream.take() {
             let id = s.active.lock().id;
@@ -438,16 +444,16 @@ impl Shared {
         (a.tally.lsn, a.epoch)
     }
 
-    /// Returns once everything up to `lsn` (taken in recovery epoch `epoch`) is synced,
-    /// leading a group commit if needed.
-    fn sync_to(&self, lsn: u64, epoch: u64) -> Result<(), WalError> {
+    /// Returns once everything up to `lsn` (taken in recovery epoch `epoch`) is synced
+    /// (`fsync`: hsynced; else hflushed is enough), leading a group commit if needed.
+    fn sync_to(&self, lsn: u64, epoch: u64, fsync: bool) -> Result<(), WalError> {
         let mut out = self.out.lock();
         if epoch != out.epoch {
             return Err(WalError::Broken {
                 reason: "an earlier sync failed and its segment was set aside".into(),
             });
         }
-        if out.synced >= lsn {
+        if (if fsync { out.fsynced } else { out.synced }) >= lsn {
             return Ok(());
         }
         self.check()?;
@@ -467,7 +473,11 @@ impl Shared {
                 reason: "the WAL is closed".into(),
             })?;
             stream.write_all(&buf).map_err(io_err("append to", &path))?;
-            stream.hsync().map_err(io_err("hsync", &path))
+            if fsync {
+                stream.hsync().map_err(io_err("hsync", &path))
+            } else {
+                stream.hflush().map_err(io_err("hflush", &path))
+            }
         })();
         if let Err(e) = &result {
             self.fail(e);
@@ -476,6 +486,9 @@ impl Shared {
         self.stats.count_fsync(started);
         self.stats.count_batch(appends - out.synced_appends);
         out.synced = end;
+        if fsync {
+            out.fsynced = end;
+        }
         out.synced_appends = appends;
         Ok(())
     }
@@ -501,6 +514,7 @@ impl Shared {
                 .map_err(io_err("append to", &path))?;
             stream.hsync().map_err(io_err("hsync", &path))?;
             out.synced = a.tally.lsn;
+            out.fsynced = a.tally.lsn;
             out.synced_appends = a.tally.appends;
             stream
                 .write_all(&TRAILER)
@@ -544,7 +558,7 @@ impl Shared {
             }
             let (lsn, epoch) = self.position();
             // A failure marks the WAL broken; the next append reports it.
-            let _ = self.sync_to(lsn, epoch);
+            let _ = self.sync_to(lsn, epoch, false);
             let old = {
                 let a = self.active.lock();
                 a.tally.appends > 0

@@ -4,8 +4,9 @@
 
 mod common;
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,9 +14,52 @@ use cairn_fs::{FileStatus, FileSystem, FsOutput, LocalFileSystem, RawSource};
 use cairn_wal::{Durability, Wal, WalEdit, WalOptions};
 use common::edit;
 
-/// The local filesystem under another name, so the WAL streams instead of mapping.
+/// The local filesystem under another name, so the WAL streams instead of mapping; it
+/// counts the syncs of the files it writes.
 #[derive(Debug)]
-struct Streamed(LocalFileSystem);
+struct Streamed(LocalFileSystem, Arc<Syncs>);
+
+/// `hflush` and `hsync` calls on a [`Streamed`] filesystem's files.
+#[derive(Debug, Default)]
+struct Syncs {
+    hflush: AtomicU64,
+    hsync: AtomicU64,
+}
+
+impl Syncs {
+    fn get(&self) -> (u64, u64) {
+        (
+            self.hflush.load(Ordering::SeqCst),
+            self.hsync.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// A file of a [`Streamed`] filesystem.
+struct Counted(Box<dyn FsOutput>, Arc<Syncs>);
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl FsOutput for Counted {
+    fn hflush(&mut self) -> io::Result<()> {
+        self.1.hflush.fetch_add(1, Ordering::SeqCst);
+        self.0.hflush()
+    }
+    fn hsync(&mut self) -> io::Result<()> {
+        self.1.hsync.fetch_add(1, Ordering::SeqCst);
+        self.0.hsync()
+    }
+    fn close(self: Box<Self>) -> io::Result<()> {
+        self.0.close()
+    }
+}
 
 impl FileSystem for Streamed {
     fn uri(&self) -> String {
@@ -25,7 +69,7 @@ impl FileSystem for Streamed {
         self.0.open(path)
     }
     fn create(&self, path: &Path) -> io::Result<Box<dyn FsOutput>> {
-        self.0.create(path)
+        Ok(Box::new(Counted(self.0.create(path)?, self.1.clone())))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.0.rename(from, to)
@@ -45,7 +89,7 @@ impl FileSystem for Streamed {
 }
 
 fn fs() -> Arc<dyn FileSystem> {
-    Arc::new(Streamed(LocalFileSystem))
+    Arc::new(Streamed(LocalFileSystem, Arc::default()))
 }
 
 fn open(dir: &Path, options: WalOptions) -> (Wal, Vec<WalEdit>, cairn_wal::ReplayReport) {
@@ -103,6 +147,34 @@ fn round_trip_across_rolls_and_segment_deletion() {
     wal.close().unwrap();
     let (_, replayed, _) = open(dir.path(), rolls(4096));
     assert!(replayed.is_empty());
+}
+
+/// As HBase's FSHLog: SYNC_WAL waits for an `hflush` (every DataNode holds the bytes), only
+/// FSYNC_WAL and an explicit `sync(true)` for an `hsync` (on disk at each); a sync that an
+/// earlier one covers costs nothing.
+#[test]
+fn sync_wal_hflushes_and_fsync_wal_hsyncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let syncs = Arc::new(Syncs::default());
+    let fs: Arc<dyn FileSystem> = Arc::new(Streamed(LocalFileSystem, syncs.clone()));
+    let (wal, _) = Wal::open_on(fs, &common::loc(dir.path()), WalOptions::default(), |_| {
+        Ok(())
+    })
+    .unwrap();
+    let start = syncs.get();
+    let since = |(f, s): (u64, u64)| (f - start.0, s - start.1);
+    wal.append(&edit("a", 1, 1), Durability::SyncWal).unwrap();
+    assert_eq!(since(syncs.get()), (1, 0), "SYNC_WAL: one hflush");
+    wal.sync(false).unwrap();
+    assert_eq!(since(syncs.get()), (1, 0), "already flushed");
+    wal.sync(true).unwrap();
+    assert_eq!(since(syncs.get()), (1, 1), "hflushed is not hsynced");
+    wal.append(&edit("a", 2, 1), Durability::FsyncWal).unwrap();
+    assert_eq!(since(syncs.get()), (1, 2), "FSYNC_WAL: one hsync");
+    wal.sync(false).unwrap();
+    assert_eq!(since(syncs.get()), (1, 2), "hsynced covers hflushed");
+    wal.append(&edit("a", 3, 1), Durability::SyncWal).unwrap();
+    assert_eq!(since(syncs.get()), (2, 2));
 }
 
 #[test]

@@ -616,8 +616,10 @@ impl Write for HdfsOutput {
 
 impl FsOutput for HdfsOutput {
     fn hflush(&mut self) -> io::Result<()> {
-        // hdfs-native 0.14 has no hflush; hsync is the stronger call.
-        self.hsync()
+        // Every DataNode of the pipeline has the bytes; none syncs them (HDFS's hflush, added
+        // to hdfs-native in vendor/).
+        self.drain()?;
+        self.writer.hflush().map_err(to_io)
     }
 
     fn hsync(&mut self) -> io::Result<()> {
