@@ -160,6 +160,16 @@ fn cairn_region_server_in_an_hbase_cluster() {
     verify(&mut cluster, 0, rows);
     phases.done("split on cairn");
 
+    // A client that finds the cluster through cairn (HBase's RPC connection registry):
+    // cairn answers from ZooKeeper where the master and meta are.
+    let lines = cluster.check_through(&cairn, &format!("verify {TABLE} 0 {rows}"));
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("VERIFIED {rows}").as_str()),
+        "{lines:?}"
+    );
+    phases.done("reads through cairn's registry");
+
     // SIGTERM of cairn holding the table: nothing left to split, regions reopened elsewhere.
     stop_gracefully(&mut cluster, c, rows);
     phases.done("SIGTERM of cairn");

@@ -524,6 +524,49 @@ impl Cluster {
         self.client.as_mut().expect("client").run(command)
     }
 
+    /// Runs one `ClusterCheck` command in a JVM of its own whose client finds the cluster
+    /// through region server `server`'s `ClientMetaService` (HBase's `RpcConnectionRegistry`
+    /// with `hbase.client.bootstrap.servers`) rather than ZooKeeper; returns its lines and
+    /// panics when it fails.
+    pub fn check_through(&self, server: &str, command: &str) -> Vec<String> {
+        let mut parts = server.split(',');
+        let (host, port) = (
+            parts.next().unwrap(),
+            parts.next().expect("host,port,startcode"),
+        );
+        let conf = self.dir().join(format!("bootstrap-{port}"));
+        fs::create_dir_all(&conf).expect("bootstrap conf dir");
+        fs::write(
+            conf.join("hbase-site.xml"),
+            format!(
+                "<configuration>\n\
+                 <property><name>hbase.client.registry.impl</name>\
+                 <value>org.apache.hadoop.hbase.client.RpcConnectionRegistry</value></property>\n\
+                 <property><name>hbase.client.bootstrap.servers</name>\
+                 <value>{host}:{port}</value></property>\n\
+                 </configuration>\n"
+            ),
+        )
+        .expect("bootstrap hbase-site.xml");
+        fs::copy(
+            self.conf.join("log4j-client.properties"),
+            conf.join("log4j-client.properties"),
+        )
+        .expect("log4j-client.properties");
+        let out = client_command(&self.cp, &conf)
+            .args(command.split_whitespace())
+            .output()
+            .expect("run ClusterCheck");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "ClusterCheck {command} through {server}'s registry failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout.lines().map(str::to_string).collect()
+    }
+
     /// Where every region is: `(table, encoded name, server name)`, meta first.
     pub fn regions(&mut self, table: Option<&str>) -> Vec<(String, String, String)> {
         let cmd = match table {

@@ -327,6 +327,11 @@ impl Member {
         Ok(())
     }
 
+    /// The ZooKeeper session: where the cluster's master, meta and region servers are.
+    pub fn zookeeper(&self) -> &Membership {
+        &self.zk
+    }
+
     /// This server's name as the master knows it.
     pub fn server_name(&self) -> &pb::ServerName {
         &self.server

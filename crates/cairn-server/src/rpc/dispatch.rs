@@ -30,8 +30,9 @@ fn unknown(service: Service, method: &str) -> RpcError {
 /// Runs one call (its caller already allowed to: see [`authorize`]).
 pub fn call(s: &Services, conn: &Conn, call: &Call) -> Result<Reply, RpcError> {
     let method = call.method();
-    // A region server of a cluster: the master and the registry are the cluster's master.
-    if s.cluster.is_some() && matches!(conn.service, Service::Master | Service::ClientMeta) {
+    // A region server of a cluster: the master is the cluster's (the registry answers from
+    // ZooKeeper, rpc/registry.rs).
+    if s.cluster.is_some() && conn.service == Service::Master {
         return Err(unknown(conn.service, method));
     }
     match conn.service {

@@ -21,7 +21,7 @@ const SERVER_NOT_RUNNING_YET: &str = "org.apache.hadoop.hbase.ipc.ServerNotRunni
 
 impl Services {
     /// The member, once joined; the master's calls before that are retried.
-    fn member(&self) -> Result<Arc<Member>, RpcError> {
+    pub(super) fn member(&self) -> Result<Arc<Member>, RpcError> {
         self.cluster
             .as_ref()
             .and_then(|slot| slot.get().cloned())

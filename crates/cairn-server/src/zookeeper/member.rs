@@ -107,6 +107,72 @@ impl Membership {
         }))
     }
 
+    /// The data of znode `child` of the parent, `None` when it does not exist.
+    fn data(&self, child: &str) -> Result<Option<Vec<u8>>, ZkError> {
+        let path = self.config.path(child);
+        match self.rt.block_on(self.client.get_data(&path)) {
+            Ok((data, _)) => Ok(Some(data)),
+            Err(zk::Error::NoNode) => Ok(None),
+            Err(e) => Err(ZkError::Op {
+                op: "get",
+                path,
+                source: e,
+            }),
+        }
+    }
+
+    /// The server names listed under znode `child` (`rs`, `backup-masters`): each child
+    /// named `host,port,startcode`; others are skipped.
+    fn server_names(&self, child: &str) -> Result<Vec<cairn_rpc::pb::ServerName>, ZkError> {
+        let path = self.config.path(child);
+        let names = match self.rt.block_on(self.client.get_children(&path)) {
+            Ok((names, _)) => names,
+            Err(zk::Error::NoNode) => Vec::new(),
+            Err(e) => {
+                return Err(ZkError::Op {
+                    op: "list",
+                    path,
+                    source: e,
+                })
+            }
+        };
+        let mut out: Vec<_> = names.iter().filter_map(|n| parse_server_name(n)).collect();
+        out.sort_by(|a, b| (&a.host_name, a.port).cmp(&(&b.host_name, b.port)));
+        Ok(out)
+    }
+
+    /// The cluster id the master wrote (`/hbase/hbaseid`).
+    pub fn cluster_id(&self) -> Result<Option<String>, ZkError> {
+        let path = self.config.path("hbaseid");
+        self.data("hbaseid")?
+            .map(|d| {
+                znode::parse_cluster_id(&d).map_err(|e| ZkError::Thread(format!("{path}: {e}")))
+            })
+            .transpose()
+    }
+
+    /// Where `hbase:meta` is open (`/hbase/meta-region-server`), if assigned.
+    pub fn meta_location(&self) -> Result<Option<cairn_rpc::pb::ServerName>, ZkError> {
+        let path = self.config.path("meta-region-server");
+        self.data("meta-region-server")?
+            .map(|d| {
+                znode::parse_meta_region_server(&d)
+                    .map(|m| m.server)
+                    .map_err(|e| ZkError::Thread(format!("{path}: {e}")))
+            })
+            .transpose()
+    }
+
+    /// The backup masters (`/hbase/backup-masters`).
+    pub fn backup_masters(&self) -> Result<Vec<cairn_rpc::pb::ServerName>, ZkError> {
+        self.server_names("backup-masters")
+    }
+
+    /// The live region servers (`/hbase/rs`).
+    pub fn region_servers(&self) -> Result<Vec<cairn_rpc::pb::ServerName>, ZkError> {
+        self.server_names("rs")
+    }
+
     /// Waits (polling) until a master has registered, at most `timeout`, or until `stop`.
     pub fn wait_for_master(
         &self,
@@ -197,5 +263,34 @@ impl Membership {
         let Membership { rt, client, .. } = self;
         rt.block_on(super::registration::close(client));
         rt.shutdown_timeout(Duration::from_secs(2));
+    }
+}
+
+/// A server name as HBase writes it in znode names, `host,port,startcode`.
+fn parse_server_name(name: &str) -> Option<cairn_rpc::pb::ServerName> {
+    let mut parts = name.rsplitn(3, ',');
+    let start_code = parts.next()?.parse().ok()?;
+    let port: u16 = parts.next()?.parse().ok()?;
+    let host = parts.next().filter(|h| !h.is_empty())?;
+    Some(cairn_rpc::pb::ServerName {
+        host_name: host.to_string(),
+        port: Some(u32::from(port)),
+        start_code: Some(start_code),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_server_name;
+
+    #[test]
+    fn server_names_parse_as_hbase_writes_them() {
+        let sn = parse_server_name("rs1.example.com,16020,1700000000000").unwrap();
+        assert_eq!(sn.host_name, "rs1.example.com");
+        assert_eq!(sn.port, Some(16020));
+        assert_eq!(sn.start_code, Some(1_700_000_000_000));
+        for bad in ["", "h,1", ",16020,1", "h,port,1", "h,16020,x", "h,70000,1"] {
+            assert!(parse_server_name(bad).is_none(), "{bad}");
+        }
     }
 }
