@@ -553,16 +553,40 @@ impl Cluster {
             conf.join("log4j-client.properties"),
         )
         .expect("log4j-client.properties");
-        let out = client_command(&self.cp, &conf)
+        // A registry that never answers has HBase's client retry without end: the command
+        // gets a deadline.
+        let log = conf.join("client.log");
+        let mut child = client_command(&self.cp, &conf)
             .args(command.split_whitespace())
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("client log"))
+            .spawn()
             .expect("run ClusterCheck");
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let reader = thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+            s
+        });
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for ClusterCheck") {
+                break Some(status);
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            thread::sleep(Duration::from_millis(100));
+        };
+        let stdout = reader.join().unwrap_or_default();
         assert!(
-            out.status.success(),
-            "ClusterCheck {command} through {server}'s registry failed ({}):\n{stdout}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
+            status.is_some_and(|s| s.success()),
+            "ClusterCheck {command} through {server}'s registry failed ({status:?}; None: no \
+             end within 120 s):\n{stdout}\n{}",
+            file_tail(&log, 30)
         );
         stdout.lines().map(str::to_string).collect()
     }
