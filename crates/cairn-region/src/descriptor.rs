@@ -457,6 +457,15 @@ mod tests {
         assert!(matches!(e, RegionError::Unsupported(_)), "{e}");
         f.set_attribute("DATA_BLOCK_ENCODING", "none").unwrap();
         assert_eq!(f.data_block_encoding, DataBlockEncoding::None);
+        // Deleted cells are never kept: a family asking for them is refused by name.
+        f.set_attribute("KEEP_DELETED_CELLS", "false").unwrap();
+        for v in ["TRUE", "TTL"] {
+            let e = f.set_attribute("keep_deleted_cells", v).unwrap_err();
+            assert!(
+                matches!(&e, RegionError::Unsupported(m) if m.contains("KEEP_DELETED_CELLS")),
+                "{e}"
+            );
+        }
         assert!(ColumnFamilyDescriptor::new("a:b").validate().is_err());
         assert!(ColumnFamilyDescriptor::new("x")
             .min_versions(2)

@@ -86,13 +86,29 @@ impl Services {
                         webui_port: self.info_port.map(u32::from),
                     },
                 })?,
+                // Every region here, or the named table's only (Admin.getRegionMetrics(server,
+                // table)).
                 "GetRegionLoad" => {
-                    let status = self.cluster_status();
-                    let loads = status
-                        .live_servers
-                        .into_iter()
-                        .flat_map(|s| s.server_load.region_loads)
-                        .collect();
+                    let req: pb::GetRegionLoadRequest = call.decode_param()?;
+                    let only = req
+                        .table_name
+                        .as_ref()
+                        .map(super::master::table_name)
+                        .transpose()?;
+                    let mut loads = Vec::new();
+                    for name in self.rs.table_names() {
+                        if only.as_ref().is_some_and(|t| *t != name) {
+                            continue;
+                        }
+                        let Ok(t) = self.rs.table(&name) else {
+                            continue;
+                        };
+                        loads.extend(
+                            t.regions
+                                .iter()
+                                .map(|r| crate::cluster::load::region_load(r)),
+                        );
+                    }
                     ok(pb::GetRegionLoadResponse {
                         region_loads: loads,
                     })?

@@ -14,6 +14,7 @@ import java.util.TreeSet;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.NamespaceDescriptor;
+import org.apache.hadoop.hbase.RegionMetrics;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
@@ -159,7 +160,10 @@ final class ClientApiAdmin {
           "one server, the live one", names + " vs " + m.getLiveServerMetrics().keySet());
       r.equal("getRegionServers", new ArrayList<>(names),
           new ArrayList<>(c.admin.getRegionServers()));
-      r.equal("cluster metrics master is the server", names.get(0), m.getMasterName());
+      // HBase's standalone master and region server are two server names; cairn's one.
+      r.equal("cluster metrics master as the MASTER option says",
+          c.admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.MASTER)).getMasterName(),
+          m.getMasterName());
       r.equal("cluster metrics dead servers", 0, m.getDeadServerNames().size());
       r.equal("cluster metrics unknown servers", 0, m.getUnknownServerNames().size());
       r.equal("cluster metrics backup masters", 0, m.getBackupMasterNames().size());
@@ -227,6 +231,43 @@ final class ClientApiAdmin {
       r.note("Admin.getRegions order as returned: " + ranges);
       r.equal("getRegions", want, sorted);
     });
+    r.run("region server admin", () -> {
+      // What the shell's `list_regions` and `status 'detailed'` ask a region server:
+      // GetOnlineRegion and GetRegionLoad.
+      TreeSet<String> mainRegions = new TreeSet<>();
+      for (RegionInfo info : c.admin.getRegions(c.main)) {
+        mainRegions.add(info.getEncodedName());
+      }
+      TreeSet<String> online = new TreeSet<>();
+      TreeSet<String> loaded = new TreeSet<>();
+      for (ServerName sn : c.admin.getRegionServers()) {
+        for (RegionInfo info : c.admin.getRegions(sn)) {
+          if (info.getTable().equals(c.main)) {
+            online.add(info.getEncodedName());
+          }
+        }
+        for (RegionMetrics m : c.admin.getRegionMetrics(sn, c.main)) {
+          loaded.add(RegionInfo.encodeRegionName(m.getRegionName()));
+        }
+      }
+      r.equal("getRegions(server): every region of the table online", mainRegions, online);
+      r.equal("getRegionMetrics(server, table): one per region", mainRegions, loaded);
+    });
+    r.run("master switches and listings", () -> {
+      // The shell's balance_switch, balancer_enabled, in_maintenance_mode and
+      // list_namespace_tables.
+      boolean enabled = c.admin.isBalancerEnabled();
+      r.equal("balancerSwitch returns the previous state", enabled,
+          c.admin.balancerSwitch(enabled, true));
+      r.equal("isMasterInMaintenanceMode", false, c.admin.isMasterInMaintenanceMode());
+      List<TableName> inNs = new ArrayList<>();
+      for (TableDescriptor d : c.admin.listTableDescriptorsByNamespace(
+          b(c.main.getNamespaceAsString()))) {
+        inNs.add(d.getTableName());
+      }
+      r.check("listTableDescriptorsByNamespace", inNs.contains(c.main), "contains " + c.main,
+          inNs.toString());
+    });
   }
 
   /**
@@ -257,11 +298,12 @@ final class ClientApiAdmin {
         r.equal("enableTable isTableEnabled", true, c.admin.isTableEnabled(c.life));
         r.equal("enableTable data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
       }
-      // What the shell's flush, major_compact and truncate do.
+      // What the shell's flush, compact, major_compact and truncate do.
       c.admin.flush(c.life);
+      c.admin.compact(c.life);
       c.admin.majorCompact(c.life);
       try (Table t = c.conn.getTable(c.life)) {
-        r.equal("flush, majorCompact: data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
+        r.equal("flush, compact, majorCompact: data kept", "kept", s(t.get(get).getValue(b(A), b("q"))));
       }
       c.admin.disableTable(c.life);
       c.admin.truncateTable(c.life, false);
