@@ -189,6 +189,12 @@ fn completebulkload_reads_the_site_files() {
     assert_eq!(hfiles(&out), 1, "{}", stdout(&o));
     assert!(final_warning(&o, "always.copy.files"), "{}", stderr(&o));
     assert_one_unread_warning(&o, "completebulkload");
+    // $HBASE_CONF_DIR without --conf: copied again.
+    let o = ok(cairn_env(
+        &["completebulkload", "--data", d, o_, "t"],
+        &[("HBASE_CONF_DIR", conf.path())],
+    ));
+    assert_eq!(hfiles(&out), 1, "{}", stdout(&o));
     // -D wins: moved this time.
     let o = ok(cairn_env(
         &[
@@ -279,20 +285,21 @@ fn compact_reads_the_site_files() {
         stderr(&o)
     );
     assert_one_unread_warning(&o, "compact");
-    // -D wins over the file's max: the three left go at once.
-    let o = ok(cairn_env(
-        &[
-            "compact",
-            "--once",
-            "--json",
-            "-D",
-            "hbase.hstore.compaction.max=10",
-            t,
-        ],
-        &[("HBASE_CONF_DIR", conf.path())],
-    ));
-    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    assert_eq!(v["files_in"], 3, "{v}");
+    // $HBASE_CONF_DIR without --conf: two of the three again (HBase's defaults would take
+    // all three).
+    let compact = |extra: &[&str]| {
+        let all = args(&args(&["compact", "--once", "--json"], extra), &[t]);
+        let o = ok(cairn_env(&all, &[("HBASE_CONF_DIR", conf.path())]));
+        serde_json::from_str::<serde_json::Value>(stdout(&o).trim()).unwrap()
+    };
+    assert_eq!(compact(&[])["files_in"], 2);
+    assert_eq!(store_files(&root), 2);
+    // -D wins over the final min: two files are too few for 3.
+    let v = compact(&["-D", "hbase.hstore.compaction.min=3"]);
+    assert_eq!(v["compactions"], 0, "{v}");
+    assert_eq!(store_files(&root), 2);
+    // And the file's min of 2 takes the last two.
+    assert_eq!(compact(&[])["files_in"], 2);
     assert_eq!(store_files(&root), 1);
 }
 
@@ -392,8 +399,8 @@ fn split_reads_the_site_files() {
     );
     assert_one_unread_warning(&o, "split");
     assert_eq!(family_dirs(&root).len(), 1);
-    // -D wins: the split happens.
-    ok(cairn_env(
+    // -D wins: the split happens ($HBASE_CONF_DIR's files read: their final is said).
+    let o = ok(cairn_env(
         &[
             "split",
             "-D",
@@ -405,6 +412,7 @@ fn split_reads_the_site_files() {
         ],
         &[("HBASE_CONF_DIR", conf.path())],
     ));
+    assert!(final_warning(&o, "hbase.regionserver.region.split.policy"));
     let o = ok(cairn(&args(
         &["regions", "--data", d],
         &args(&UNKNOWN, &["st"]),
@@ -479,13 +487,15 @@ fn pe_reads_the_site_files() {
         stderr(&o)
     );
     assert_one_unread_warning(&o, "pe");
-    // -D wins: one flush, at the end.
-    run(
+    // -D wins (over a final property): one flush, at the end. $HBASE_CONF_DIR's files are
+    // read without --conf (their final property's override is said).
+    let o = run(
         &b,
         &["-D", "hbase.hregion.memstore.flush.size=134217728"],
         &[("HBASE_CONF_DIR", conf.path())],
     );
     assert_eq!(files_of(&b, "TestTable", "info0"), 1);
+    assert!(final_warning(&o, "hbase.hregion.memstore.flush.size"));
 }
 
 #[test]
@@ -516,12 +526,13 @@ fn ycsb_reads_the_site_files() {
         stderr(&o)
     );
     assert_one_unread_warning(&o, "ycsb");
-    run(
+    let o = run(
         &b,
         &["-Dhbase.hregion.memstore.flush.size=134217728"],
         &[("HBASE_CONF_DIR", conf.path())],
     );
     assert_eq!(files_of(&b, "usertable", "family"), 1);
+    assert!(final_warning(&o, "hbase.hregion.memstore.flush.size"));
 }
 
 fn walkdir(d: &Path) -> Vec<PathBuf> {
