@@ -38,6 +38,7 @@ pub use options::{
     PeOptions, Plan, TotalSize, DEFAULT_BLOCK_CACHE_SIZE, DEFAULT_BLOCK_SIZE, DEFAULT_BUFFER_SIZE,
     DEFAULT_CACHING, DEFAULT_ROWS, DEFAULT_VALUE_SIZE, ONE_GB,
 };
+pub use properties::reads as reads_property;
 pub use report::PeReport;
 
 /// Where the timed part of a run starts: the clock, CPU and counters read once every client is

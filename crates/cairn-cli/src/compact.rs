@@ -18,7 +18,9 @@ HBase's spellings: -major and -compactOnce (single dash, as CompactionTool takes
 same as --major and --once. -mapred (CompactionTool's MapReduce job, one task per store) is
 taken, and the stores are compacted here, one after another, with the same result.
 
-Properties: -D hbase.hstore.compaction.* and the other compaction settings as HBase reads them;
+Properties: from --conf DIR (or $HBASE_CONF_DIR) hbase-site.xml, then -D (which wins); names
+cairn compact does not read are warned about once and ignored.
+-D hbase.hstore.compaction.* and the other compaction settings as HBase reads them;
 CompactionTool's own: -D hbase.compactiontool.compact.major=true (as -major),
 -D hbase.compactiontool.compact.once=true (as -compactOnce), and
 -D hbase.compactiontool.delete=true|false: true (cairn's default) deletes the replaced input
@@ -40,9 +42,13 @@ pub struct CompactArgs {
     /// are compacted by this process, with the same result.
     #[arg(long)]
     mapred: bool,
-    /// HBase properties, e.g. -D hbase.hstore.compaction.min=2.
+    /// HBase properties, e.g. -D hbase.hstore.compaction.min=2 (after --conf's files).
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give properties
+    /// as -D does, before the -Ds [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<std::path::PathBuf>,
     /// Print a JSON summary instead of the table.
     #[arg(long)]
     json: bool,
@@ -52,12 +58,37 @@ pub struct CompactArgs {
     paths: Vec<String>,
 }
 
+/// CompactionTool's own properties.
+const TOOL: &[&str] = &[
+    "hbase.compactiontool.compact.major",
+    "hbase.compactiontool.compact.once",
+    "hbase.compactiontool.delete",
+];
+
+/// The compaction policy's properties ([`CompactionConfig::set`]).
+const POLICY: &[&str] = &[
+    "hbase.hstore.compaction.min",
+    "hbase.hstore.compactionThreshold",
+    "hbase.hstore.compaction.max",
+    "hbase.hstore.compaction.ratio",
+    "hbase.hstore.compaction.min.size",
+    "hbase.hstore.compaction.max.size",
+    "hbase.hstore.blockingStoreFiles",
+    "hbase.hregion.majorcompaction",
+    "hbase.hregion.majorcompaction.jitter",
+];
+
+/// Whether `cairn compact` reads `name`.
+fn reads(name: &str) -> bool {
+    TOOL.contains(&name) || POLICY.contains(&name)
+}
+
 /// A CompactionTool boolean property: `true` or `false`, as Hadoop's `getBoolean` reads it.
-fn tool_bool(k: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
+fn tool_bool(p: &crate::site::Property) -> Result<bool> {
+    match p.value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => bail!("-D {k}={v}: expected true or false"),
+        _ => bail!("{}: expected true or false", p.origin()),
     }
 }
 
@@ -66,15 +97,17 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
     let mut major = a.major;
     let mut once = a.once;
     let mut archive = false;
-    for p in &a.properties {
-        let (k, v) = crate::define::split(p)?;
-        match k {
-            "hbase.compactiontool.compact.major" => major |= tool_bool(k, v)?,
-            "hbase.compactiontool.compact.once" => once |= tool_bool(k, v)?,
+    let site = crate::site::Site::load("compact", a.conf.as_deref(), &a.properties, reads)?;
+    for p in site.read(reads)? {
+        match p.name.as_str() {
+            "hbase.compactiontool.compact.major" => major |= tool_bool(&p)?,
+            "hbase.compactiontool.compact.once" => once |= tool_bool(&p)?,
             // false: the replaced files go to HBase's archive directory, as HBase's own
             // compactions leave them, instead of being deleted.
-            "hbase.compactiontool.delete" => archive = !tool_bool(k, v)?,
-            k => config.set(k, v).map_err(anyhow::Error::msg)?,
+            "hbase.compactiontool.delete" => archive = !tool_bool(&p)?,
+            k => config
+                .set(k, &p.value)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.origin()))?,
         }
     }
     if a.mapred {
@@ -186,4 +219,29 @@ pub fn run(a: CompactArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every listed name is read: a malformed value is refused.
+    #[test]
+    fn every_listed_name_is_read() {
+        for name in POLICY {
+            let mut c = CompactionConfig::default();
+            assert!(c.set(name, "not-a-number").is_err(), "{name}");
+        }
+        for name in TOOL {
+            let p = crate::site::Property {
+                name: name.to_string(),
+                value: "maybe".into(),
+                source: "-D".into(),
+            };
+            assert!(tool_bool(&p).is_err());
+            let src = include_str!("compact.rs");
+            assert_eq!(src.matches(&format!("\"{name}\" =>")).count(), 1, "{name}");
+        }
+        assert!(!reads("hbase.hstore.compaction.minn"));
+    }
 }

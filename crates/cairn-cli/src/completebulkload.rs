@@ -62,6 +62,10 @@ pub struct CompleteBulkLoadArgs {
     /// HBase properties, e.g. -D always.copy.files=true.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give properties
+    /// as -D does, before the -Ds [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
     /// The bulk output directory: `<family>/<hfile>`.
     dir: PathBuf,
     /// The table (`ns:name` or `name`).
@@ -98,40 +102,58 @@ impl Default for Options {
     }
 }
 
-fn parse_bool(k: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
+/// Every name [`Options::parse`] reads.
+const KNOWN: &[&str] = &[
+    "always.copy.files",
+    "hbase.mapreduce.bulkload.assign.sequenceNumbers",
+    "ignore.unmatched.families",
+    "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily",
+    "hbase.loadincremental.validate.hfile",
+    "hbase.bulkload.retries.number",
+    "hbase.loadincremental.fail.if.need.split.hfile",
+    "create.table",
+];
+
+/// Whether completebulkload reads `name`.
+fn reads(name: &str) -> bool {
+    KNOWN.contains(&name)
+}
+
+fn parse_bool(p: &crate::site::Property) -> Result<bool> {
+    match p.value.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" => Ok(true),
         "false" | "no" => Ok(false),
-        _ => bail!("-D {k}={v}: expected true or false"),
+        _ => bail!("{}: expected true or false", p.origin()),
     }
 }
 
 impl Options {
-    fn parse(properties: &[String]) -> Result<Options> {
+    /// The tool's settings from `properties` (names it does not read are skipped).
+    fn parse(properties: &[crate::site::Property]) -> Result<Options> {
         let mut o = Options::default();
         for p in properties {
-            let (k, v) = crate::define::split(p)?;
-            match k {
-                "always.copy.files" => o.copy = parse_bool(k, v)?,
+            let v = p.value.as_str();
+            match p.name.as_str() {
+                "always.copy.files" => o.copy = parse_bool(p)?,
                 "hbase.mapreduce.bulkload.assign.sequenceNumbers" => {
-                    o.assign_seq_num = parse_bool(k, v)?
+                    o.assign_seq_num = parse_bool(p)?
                 }
                 // HBase compares with "yes" (case-insensitively).
                 "ignore.unmatched.families" => o.ignore_unmatched = v.eq_ignore_ascii_case("yes"),
                 "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily" => {
                     o.max_files_per_region_per_family =
-                        v.parse().with_context(|| format!("-D {p}"))?
+                        v.trim().parse().with_context(|| p.origin())?
                 }
-                "hbase.loadincremental.validate.hfile" => o.validate = parse_bool(k, v)?,
+                "hbase.loadincremental.validate.hfile" => o.validate = parse_bool(p)?,
                 "hbase.bulkload.retries.number" => {
-                    o.retries = v.parse().with_context(|| format!("-D {p}"))?
+                    o.retries = v.trim().parse().with_context(|| p.origin())?
                 }
                 "hbase.loadincremental.fail.if.need.split.hfile" => {
-                    o.fail_if_split = parse_bool(k, v)?
+                    o.fail_if_split = parse_bool(p)?
                 }
                 // HBase compares with "yes" (case-insensitively).
                 "create.table" => o.create_table = v.eq_ignore_ascii_case("yes"),
-                _ => tracing::warn!("-D {k}: not a completebulkload property; ignored"),
+                _ => {}
             }
         }
         Ok(o)
@@ -218,7 +240,9 @@ struct Report {
 /// Runs the tool: exit 0 when files were loaded, 1 when none were (as HBase's tool), 2 on
 /// bad usage.
 pub fn run(a: CompleteBulkLoadArgs) -> Result<ExitCode> {
-    let options = match Options::parse(&a.properties) {
+    let site = crate::site::Site::load("completebulkload", a.conf.as_deref(), &a.properties, reads)
+        .and_then(|s| s.read(reads));
+    let options = match site.and_then(|props| Options::parse(&props)) {
         Ok(o) => o,
         Err(e) => return Ok(crate::usage_error("completebulkload", &e)),
     };
@@ -915,18 +939,52 @@ mod tests {
         assert!(!is_hfile_link("0123abcd"));
     }
 
+    fn parse(defines: &[&str]) -> Result<Options> {
+        let mut all = Vec::new();
+        for d in defines {
+            let (name, value) = crate::define::split(d)?;
+            all.push(crate::site::Property {
+                name: name.into(),
+                value: value.into(),
+                source: "-D".into(),
+            });
+        }
+        Options::parse(&all)
+    }
+
     #[test]
     fn properties_use_hbase_names() {
-        let o = Options::parse(&[
-            "always.copy.files=true".into(),
-            "hbase.mapreduce.bulkload.assign.sequenceNumbers=false".into(),
-            "ignore.unmatched.families=YES".into(),
-            "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily=4".into(),
+        let o = parse(&[
+            "always.copy.files=true",
+            "hbase.mapreduce.bulkload.assign.sequenceNumbers=false",
+            "ignore.unmatched.families=YES",
+            "hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily=4",
         ])
         .unwrap();
         assert!(o.copy && !o.assign_seq_num && o.ignore_unmatched);
         assert_eq!(o.max_files_per_region_per_family, 4);
-        assert!(Options::parse(&["always.copy.files=maybe".into()]).is_err());
-        assert!(Options::parse(&["novalue".into()]).is_err());
+        let e = parse(&["always.copy.files=maybe"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "-D always.copy.files=maybe: expected true or false"
+        );
+        assert!(parse(&["novalue"]).is_err());
+    }
+
+    /// Every listed name is read: a value it cannot take is refused, or (the two HBase
+    /// compares with "yes") "yes" or "no" changes the default.
+    #[test]
+    fn every_listed_name_is_read() {
+        let default = format!("{:?}", Options::default());
+        for name in KNOWN {
+            let bad = format!("{name}=maybe");
+            let refused = parse(&[&bad]).is_err();
+            let changed = ["yes", "no"].iter().any(|v| {
+                let d = format!("{name}={v}");
+                parse(&[&d]).is_ok_and(|o| format!("{o:?}") != default)
+            });
+            assert!(refused || changed, "{name}");
+        }
+        assert!(!reads("always.copy.file"));
     }
 }

@@ -77,12 +77,64 @@ pub struct HFileArgs {
     /// Read without verifying inline checksums (HBase's hbase.regionserver.checksum.verify=false).
     #[arg(long)]
     no_checksum_verify: bool,
+    /// An HBase property: hbase.rootdir (as --data) or hbase.regionserver.checksum.verify
+    /// (false: as --no-checksum-verify); after --conf's files. Other names are warned about.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give properties
+    /// as -D does, before the -Ds [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
     /// Print help (-h is HBase's block headers).
     #[arg(long, action = ArgAction::Help)]
     help: Option<bool>,
 }
 
-pub fn run(args: HFileArgs) -> Result<ExitCode> {
+/// The properties `cairn hfile` reads, as HFilePrettyPrinter does.
+const PROPERTIES: &[&str] = &["hbase.rootdir", "hbase.regionserver.checksum.verify"];
+
+fn reads(name: &str) -> bool {
+    PROPERTIES.contains(&name)
+}
+
+/// Applies the configuration's properties to `args`: hbase.rootdir where `--data` is not
+/// given, and hbase.regionserver.checksum.verify=false as `--no-checksum-verify`.
+fn apply_site(args: &mut HFileArgs) -> Result<()> {
+    let site = crate::site::Site::load("hfile", args.conf.as_deref(), &args.properties, reads)?;
+    for p in site.read(reads)? {
+        match p.name.as_str() {
+            "hbase.rootdir" if args.data.is_none() => args.data = Some(local_root(&p)?),
+            "hbase.regionserver.checksum.verify" => {
+                match p.value.trim().to_ascii_lowercase().as_str() {
+                    "true" => {}
+                    "false" => args.no_checksum_verify = true,
+                    _ => anyhow::bail!("{}: expected true or false", p.origin()),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// hbase.rootdir as a local directory: a path or `file:` URI (HFiles are read locally).
+fn local_root(p: &crate::site::Property) -> Result<PathBuf> {
+    let v = p.value.trim();
+    let path = v
+        .strip_prefix("file://")
+        .or_else(|| v.strip_prefix("file:"))
+        .unwrap_or(v);
+    if path.contains("://") {
+        anyhow::bail!(
+            "{}: cairn hfile reads local files; give the root with --data",
+            p.origin()
+        );
+    }
+    Ok(PathBuf::from(path))
+}
+
+pub fn run(mut args: HFileArgs) -> Result<ExitCode> {
+    apply_site(&mut args)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut code = ExitCode::SUCCESS;
@@ -735,6 +787,41 @@ fn parse_tags(mut tags: &[u8]) -> Vec<(u8, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct HFile {
+        #[command(flatten)]
+        a: HFileArgs,
+    }
+
+    fn applied(args: &[&str]) -> Result<HFileArgs> {
+        let mut a = HFile::try_parse_from(std::iter::once("hfile").chain(args.iter().copied()))
+            .unwrap()
+            .a;
+        apply_site(&mut a).map(|()| a)
+    }
+
+    /// Every listed name is read: it changes the arguments, or its bad value is refused.
+    #[test]
+    fn every_listed_property_is_read() {
+        let a = applied(&["-D", "hbase.rootdir=file:///r", "f"]).unwrap();
+        assert_eq!(a.data, Some(PathBuf::from("/r")));
+        let a = applied(&["-D", "hbase.rootdir=/r", "--data", "/d", "f"]).unwrap();
+        assert_eq!(a.data, Some(PathBuf::from("/d")), "--data wins");
+        assert!(applied(&["-D", "hbase.rootdir=hdfs://nn/r", "f"]).is_err());
+        let a = applied(&["-D", "hbase.regionserver.checksum.verify=false", "f"]).unwrap();
+        assert!(a.no_checksum_verify);
+        let e = applied(&["-D", "hbase.regionserver.checksum.verify=no", "f"])
+            .map(drop)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("-D hbase.regionserver.checksum.verify=no"),
+            "{e}"
+        );
+        assert!(PROPERTIES.iter().all(|p| reads(p)));
+    }
 
     #[test]
     fn ranges_count_as_hbase_buckets_them() {

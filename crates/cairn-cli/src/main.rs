@@ -19,6 +19,7 @@ mod pe;
 mod regions;
 mod regionserver;
 mod serve;
+mod site;
 mod wal;
 mod ycsb;
 

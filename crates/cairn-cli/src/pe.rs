@@ -1,6 +1,7 @@
 //! `cairn pe`: HBase's PerformanceEvaluation (`hbase pe`) on the embedded store: PE's options,
 //! spelled as PE spells them, mapped to [`PeOptions`] for `cairn_bench::pe`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -50,7 +51,9 @@ rows = size / (value bytes per row: --valueSize, halved with --valueRandom, x --
 
 Properties: -D NAME=VALUE sets an HBase property of the embedded server (WAL, memstore,
 compaction: hbase.hstore.compaction.min, hbase.regionserver.maxlogs, …) or its block cache
-(hfile.block.cache.size, hbase.bucketcache.*); names cairn does not read are refused.
+(hfile.block.cache.size, hbase.bucketcache.*), after those of --conf DIR (or $HBASE_CONF_DIR)
+core-site.xml and hbase-site.xml; -D names cairn pe does not read are warned about once and
+ignored. hbase.rootdir from the files is ignored (--data says where the store is).
 
 Example: cairn pe --rows=100000 --valueSize=100 --data=/tmp/pe --presplit=4 sequentialWrite 2
          cairn pe --rows=100000 --data=/tmp/pe randomRead 2";
@@ -257,9 +260,13 @@ pub struct PeArgs {
     #[arg(long = "warmCache")]
     warm_cache: bool,
     /// An HBase property of the embedded server or its block cache, e.g.
-    /// -D hbase.hstore.compaction.min=5 (names cairn does not read are refused).
+    /// -D hbase.hstore.compaction.min=5 (names cairn pe does not read are warned about).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = property)]
-    properties: Vec<(String, String)>,
+    properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give properties
+    /// as -D does, before the -Ds [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -280,10 +287,33 @@ fn total_size(s: &str) -> Result<TotalSize, String> {
     }
 }
 
-/// `-D NAME=VALUE`.
-pub fn property(s: &str) -> Result<(String, String), String> {
-    let (k, v) = crate::define::split(s).map_err(|e| e.to_string())?;
-    Ok((k.to_string(), v.trim().to_string()))
+/// `-D NAME=VALUE`, checked as clap reads it (bad usage before anything runs).
+pub fn property(s: &str) -> Result<String, String> {
+    crate::define::split(s).map_err(|e| e.to_string())?;
+    Ok(s.to_string())
+}
+
+/// `(name, value)` pairs, in order.
+type Properties = Vec<(String, String)>;
+
+/// The properties pe applies: the configuration directory's and the `-D`s that pe reads, and
+/// the file each came from. `hbase.rootdir` from a file is left out: `--data` says where the
+/// store is (a `-D` of it is refused by name).
+fn properties(a: &PeArgs) -> Result<(Properties, BTreeMap<String, String>)> {
+    let site = crate::site::Site::load("pe", a.conf.as_deref(), &a.properties, pe::reads_property)?;
+    let mut props = Vec::new();
+    let mut sources = BTreeMap::new();
+    for p in site.read(pe::reads_property)? {
+        let from_file = p.source != "-D";
+        if from_file && p.name == "hbase.rootdir" {
+            continue;
+        }
+        if from_file {
+            sources.insert(p.name.clone(), p.source.clone());
+        }
+        props.push((p.name, p.value.trim().to_string()));
+    }
+    Ok((props, sources))
 }
 
 /// PE's command names (clap lists them, with what each does, on a bad one and in --help).
@@ -295,7 +325,11 @@ fn command() -> impl TypedValueParser<Value = PeCommand> {
 }
 
 impl PeArgs {
-    fn options(&self) -> PeOptions {
+    fn options(
+        &self,
+        properties: Vec<(String, String)>,
+        property_sources: BTreeMap<String, String>,
+    ) -> PeOptions {
         PeOptions {
             command: self.command,
             nclients: self.nclients,
@@ -327,7 +361,8 @@ impl PeArgs {
             block_cache_size: self.block_cache_size,
             bucket_cache_size: self.bucket_cache_size,
             warm_cache: self.warm_cache,
-            properties: self.properties.clone(),
+            properties,
+            property_sources,
             quiet: self.json,
             cycles: self.cycles,
             measure_after: self.measure_after,
@@ -360,7 +395,11 @@ impl PeArgs {
 
 pub fn run(a: PeArgs) -> Result<ExitCode> {
     // Bad option values are bad usage (exit 2), as clap's own errors are.
-    let plan = match pe::Plan::new(&a.options()) {
+    let (props, sources) = match properties(&a) {
+        Ok(p) => p,
+        Err(e) => return Ok(crate::usage_error("pe", &e)),
+    };
+    let plan = match pe::Plan::new(&a.options(props, sources)) {
         Ok(p) => p,
         Err(e) => return Ok(crate::usage_error("pe", &e)),
     };

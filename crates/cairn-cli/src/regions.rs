@@ -17,18 +17,35 @@ pub struct StoreArgs {
     /// HBase properties of the embedded server, e.g. -D hbase.hregion.max.filesize=1073741824.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give the
+    /// server's properties as -D does, before the -Ds (--data wins over hbase.rootdir)
+    /// [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<std::path::PathBuf>,
 }
 
 impl StoreArgs {
-    fn open(&self) -> Result<std::sync::Arc<RegionServer>> {
+    /// The server's configuration: the configuration directory's and the `-D` properties,
+    /// read once (a tool that opens the store twice warns once).
+    fn config(&self, tool: &str) -> Result<ServerConfig> {
+        let reads = ServerConfig::reads_property;
+        let site = crate::site::Site::load(tool, self.conf.as_deref(), &self.properties, reads)?;
         let mut c = ServerConfig::from_uri(&self.data)?;
+        for p in site.read(reads)? {
+            // --data says where the store is, whatever the files' hbase.rootdir says.
+            if p.name == "hbase.rootdir" && p.source != "-D" {
+                continue;
+            }
+            c.set_property(&p.name, &p.value)
+                .with_context(|| p.origin())?;
+        }
         // The tool's own change only: no background flushes, compactions or splits.
         c.background = false;
-        for p in &self.properties {
-            let (k, v) = crate::define::split(p)?;
-            c.set_property(k, v)?;
-        }
-        RegionServer::open(c).with_context(|| format!("opening {}", self.data))
+        Ok(c)
+    }
+
+    fn open(&self, c: &ServerConfig) -> Result<std::sync::Arc<RegionServer>> {
+        RegionServer::open(c.clone()).with_context(|| format!("opening {}", self.data))
     }
 }
 
@@ -93,7 +110,8 @@ fn print_regions(s: &RegionServer, only: Option<&TableName>) -> Result<()> {
 
 /// Runs `cairn regions`.
 pub fn run_regions(a: RegionsArgs) -> Result<ExitCode> {
-    let s = a.store.open()?;
+    let c = a.store.config("regions")?;
+    let s = a.store.open(&c)?;
     let only = a.table.as_deref().map(TableName::parse).transpose()?;
     if let Some(t) = &only {
         s.table(t)?;
@@ -105,7 +123,8 @@ pub fn run_regions(a: RegionsArgs) -> Result<ExitCode> {
 
 /// Runs `cairn split`.
 pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
-    let s = a.store.open()?;
+    let c = a.store.config("split")?;
+    let s = a.store.open(&c)?;
     let row = a.split_row.as_deref().map(str::as_bytes);
     let table = TableName::parse(&a.name)
         .ok()
@@ -145,7 +164,7 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
     drop(s);
     result?;
     closed?;
-    let s = a.store.open()?;
+    let s = a.store.open(&c)?;
     print_regions(&s, table.as_ref())?;
     s.close()?;
     Ok(ExitCode::SUCCESS)
@@ -153,14 +172,15 @@ pub fn run_split(a: SplitArgs) -> Result<ExitCode> {
 
 /// Runs `cairn merge`.
 pub fn run_merge(a: MergeArgs) -> Result<ExitCode> {
-    let s = a.store.open()?;
+    let c = a.store.config("merge")?;
+    let s = a.store.open(&c)?;
     let merged = s.merge_regions(a.regions[0].as_bytes(), a.regions[1].as_bytes());
     let closed = s.close();
     drop(s);
     let merged = merged?;
     closed?;
     println!("merged into {}", merged.region_name());
-    let s = a.store.open()?;
+    let s = a.store.open(&c)?;
     print_regions(&s, Some(&merged.table))?;
     s.close()?;
     Ok(ExitCode::SUCCESS)

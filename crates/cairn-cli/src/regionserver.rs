@@ -39,11 +39,8 @@ fn config(a: &RegionServerArgs) -> anyhow::Result<cairn_server::Config> {
     let mut config = cairn_server::Config::default();
     // A region server listens where HBase's does unless told otherwise.
     config.set("hbase.regionserver.port", "16020")?;
-    crate::serve::load_site(&mut config, a.conf.as_deref())?;
-    for d in &a.define {
-        let (k, v) = crate::define::split(d)?;
-        config.set(k, v)?;
-    }
+    let site = crate::serve::load_site(&mut config, "regionserver", a.conf.as_deref(), &a.define)?;
+    crate::serve::apply_defines(&mut config, &site)?;
     Ok(config)
 }
 
@@ -101,4 +98,40 @@ pub fn run(a: RegionServerArgs, log: crate::log_control::LogControl) -> anyhow::
     server.shutdown()?;
     println!("cairn regionserver: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Rs {
+        #[command(flatten)]
+        a: RegionServerArgs,
+    }
+
+    fn config_of(args: &[&str]) -> cairn_server::Config {
+        let p =
+            Rs::try_parse_from(["rs", "start"].into_iter().chain(args.iter().copied())).unwrap();
+        config(&p.a).unwrap()
+    }
+
+    #[test]
+    fn site_files_then_defines_over_the_region_servers_port() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("hbase-site.xml"),
+            "<configuration><property><name>hbase.regionserver.port</name>\
+             <value>${p}</value></property><property><name>p</name><value>16100</value>\
+             </property></configuration>",
+        )
+        .unwrap();
+        let conf = dir.path().to_str().unwrap();
+        let addr = |c: cairn_server::Config| c.rpc.unwrap().addr;
+        assert!(addr(config_of(&[])).ends_with(":16020"));
+        assert!(addr(config_of(&["--conf", conf])).ends_with(":16100"));
+        let c = config_of(&["--conf", conf, "-D", "hbase.regionserver.port=16200"]);
+        assert!(addr(c).ends_with(":16200"));
+    }
 }

@@ -96,16 +96,13 @@ struct TlsArgs {
 /// `-D`s, then the options.
 fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     let mut config = cairn_server::Config::default();
-    load_site(&mut config, a.conf.as_deref())?;
+    let site = load_site(&mut config, "serve", a.conf.as_deref(), &a.define)?;
     if let Some(path) = &a.config {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         config.apply_toml(&text, &path.display().to_string())?;
     }
-    for d in &a.define {
-        let (k, v) = crate::define::split(d)?;
-        config.set(k, v)?;
-    }
+    apply_defines(&mut config, &site)?;
     if let Some(d) = &a.data {
         config.data_dir = d.clone();
     }
@@ -147,23 +144,31 @@ fn config(a: &ServeArgs) -> anyhow::Result<cairn_server::Config> {
     Ok(config)
 }
 
-/// Applies HBase's configuration directory (`--conf`, else `$HBASE_CONF_DIR`, if either):
-/// its core-site.xml and hbase-site.xml, each property naming its file when refused.
+/// Reads HBase's configuration directory (`--conf`, else `$HBASE_CONF_DIR`, if either) and
+/// the `-D`s, and applies the files' properties to `config`, each naming its file when
+/// refused; the `-D`s are for [`apply_defines`], after whatever comes between.
 pub(crate) fn load_site(
     config: &mut cairn_server::Config,
+    tool: &str,
     conf: Option<&std::path::Path>,
+    defines: &[String],
+) -> anyhow::Result<crate::site::Site> {
+    let site = crate::site::Site::load(tool, conf, defines, cairn_server::Config::reads_property)?;
+    for p in site.file_properties()? {
+        config
+            .set(&p.name, &p.value)
+            .with_context(|| format!("{}: property {}", p.source, p.name))?;
+    }
+    Ok(site)
+}
+
+/// Applies the `-D`s of `site`, in command-line order.
+pub(crate) fn apply_defines(
+    config: &mut cairn_server::Config,
+    site: &crate::site::Site,
 ) -> anyhow::Result<()> {
-    if let Some(dir) = cairn_conf::Configuration::conf_dir(conf) {
-        let mut site = cairn_conf::Configuration::new();
-        site.load_dir(&dir)?;
-        for w in site.warnings() {
-            tracing::warn!("{w}");
-        }
-        for (name, value, entry) in site.iter() {
-            config
-                .set(name, &value)
-                .with_context(|| format!("{}: property {name}", entry.source))?;
-        }
+    for p in site.defines()? {
+        config.set(&p.name, &p.value).with_context(|| p.origin())?;
     }
     Ok(())
 }
@@ -318,6 +323,41 @@ mod tests {
         );
         let p = Serve::try_parse_from(["serve", "--conf", "/no/such/dir"]).unwrap();
         assert!(format!("{:#}", config(&p.a).unwrap_err()).contains("/no/such/dir"));
+    }
+
+    /// The server-wide settings HBase takes from its configuration come from hbase-site.xml
+    /// (final in core-site.xml, expanded) and -D, through to the region server's.
+    #[test]
+    fn region_server_defaults_come_from_the_site_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("core-site.xml"),
+            "<configuration><property><name>hbase.hregion.memstore.flush.size</name>\
+             <value>${flush}</value><final>true</final></property>\
+             <property><name>flush</name><value>65536</value></property></configuration>",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("hbase-site.xml"),
+            "<configuration><property><name>hbase.hregion.memstore.flush.size</name>\
+             <value>1</value></property><property><name>hbase.hstore.compaction.min</name>\
+             <value>7</value></property></configuration>",
+        )
+        .unwrap();
+        let conf = dir.path().to_str().unwrap();
+        let sc = config_of(&["--conf", conf]).server_config().unwrap();
+        assert_eq!(sc.region.flush_size, 65536);
+        assert_eq!(sc.region.compaction.min_files, 7);
+        let c = config_of(&["--conf", conf, "-D", "hbase.hstore.compaction.min=4"]);
+        assert_eq!(c.server_config().unwrap().region.compaction.min_files, 4);
+        // A -D wins over a final property, as Hadoop's set does.
+        let c = config_of(&[
+            "--conf",
+            conf,
+            "-D",
+            "hbase.hregion.memstore.flush.size=99999",
+        ]);
+        assert_eq!(c.server_config().unwrap().region.flush_size, 99999);
     }
 
     #[test]

@@ -56,6 +56,14 @@ pub struct WalArgs {
     /// Position to seek to in the file: entries starting before it are not printed.
     #[arg(short = 'g', long = "goto")]
     pub position: Option<u64>,
+    /// HBase's configuration directory (as `hbase wal` reads hbase-site.xml): checked and read
+    /// as every subcommand reads it [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    pub conf: Option<PathBuf>,
+    /// A property, as other subcommands take them: `cairn wal` reads none (the WAL's own
+    /// header says how it is written), so each is warned about.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub properties: Vec<String>,
 }
 
 /// A `KeyValue`'s `heapSize()` on a 64-bit JVM with compressed references: the object (32
@@ -291,6 +299,9 @@ fn ending(path: &Path, scan: &FileScan) -> Option<String> {
 
 /// Runs `cairn wal`.
 pub fn run(a: WalArgs) -> anyhow::Result<ExitCode> {
+    // The printer reads no property: the files are still checked (a bad one is an error) and
+    // an override of a final property or a -D is said, as every subcommand says them.
+    crate::site::Site::load("wal", a.conf.as_deref(), &a.properties, |_| false)?;
     let tables: Vec<String> = a
         .tables
         .as_deref()

@@ -3,12 +3,13 @@
 //! parsed here into [`YcsbOptions`] for `cairn_bench::ycsb`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
 use cairn_bench::units::parse_size;
 use cairn_bench::ycsb::{self, Phase, YcsbOptions};
+use cairn_region::ServerConfig;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
@@ -22,6 +23,10 @@ YCSB's options (single dash, as YCSB spells them):
   -s                     status lines on stderr every status.interval (10) seconds
   -l LABEL               prefix for status lines
 cairn's options:
+  --conf DIR             HBase's configuration directory (default $HBASE_CONF_DIR): the region
+                         server properties of its core-site.xml and hbase-site.xml apply to the
+                         embedded store, as YCSB's HBase binding reads hbase-site.xml
+  -D NAME=VALUE          a region server property, over the files' (-DNAME=VALUE too)
   --data DIR             store directory (kept; HBase's layout); default a temporary one
   --keep                 keep the temporary directory and print its path
   --blockCacheSize SIZE  L1 block cache (default 1GiB)
@@ -83,7 +88,10 @@ fn parse(a: &YcsbArgs) -> Result<Option<YcsbOptions>> {
             .chain(a.options.iter().cloned())
             .collect::<Vec<_>>()
             .join(" "),
+        server_properties: Vec::new(),
     };
+    let mut conf = None;
+    let mut defines = Vec::new();
     let mut it = a.options.iter();
     while let Some(opt) = it.next() {
         let (name, inline) = match opt.split_once('=') {
@@ -135,6 +143,9 @@ fn parse(a: &YcsbArgs) -> Result<Option<YcsbOptions>> {
                     bail!("{name} contradicts the phase given ({})", o.phase);
                 }
             }
+            "--conf" => conf = Some(PathBuf::from(value("--conf")?)),
+            "-D" => defines.push(value("-D")?),
+            d if d.starts_with("-D") => defines.push(d[2..].to_string()),
             "--data" => o.data = Some(PathBuf::from(value("--data")?)),
             "--keep" => o.keep = true,
             "--blockCacheSize" => {
@@ -148,14 +159,42 @@ fn parse(a: &YcsbArgs) -> Result<Option<YcsbOptions>> {
             }
             other => bail!(
                 "unknown option {other} (YCSB's: -P, -p, -threads, -target, -s, -l; cairn's: \
-                 --data, --keep, --blockCacheSize, --bucketCacheSize)"
+                 --conf, -D, --data, --keep, --blockCacheSize, --bucketCacheSize)"
             ),
         }
     }
     // Command-line properties override the files', whatever their order (YCSB's rule).
     file_props.extend(props);
     o.properties = file_props;
+    o.server_properties = server_properties(conf.as_deref(), &defines)?;
     Ok(Some(o))
+}
+
+/// Whether `cairn ycsb` reads the HBase property `name`: the region server's.
+fn reads(name: &str) -> bool {
+    ServerConfig::reads_property(name)
+}
+
+/// The region server's properties from HBase's configuration directory and the `-D`s, each
+/// checked (an error names its file or `-D`). `hbase.rootdir` from a file is left out:
+/// `--data` says where the store is; a `-D` of it is refused.
+fn server_properties(conf: Option<&Path>, defines: &[String]) -> Result<Vec<(String, String)>> {
+    let site = crate::site::Site::load("ycsb", conf, defines, reads)?;
+    let mut scratch = ServerConfig::new(PathBuf::new());
+    let mut out = Vec::new();
+    for p in site.read(reads)? {
+        if p.name == "hbase.rootdir" {
+            if p.source == "-D" {
+                bail!("{}: give the store's directory with --data", p.origin());
+            }
+            continue;
+        }
+        scratch
+            .set_property(&p.name, &p.value)
+            .map_err(|e| anyhow!("{}: {e}", p.origin()))?;
+        out.push((p.name, p.value));
+    }
+    Ok(out)
 }
 
 pub fn run(a: YcsbArgs) -> Result<ExitCode> {
@@ -167,6 +206,10 @@ pub fn run(a: YcsbArgs) -> Result<ExitCode> {
         }
         Err(e) => return Ok(crate::usage_error("ycsb", &e)),
     };
+    let unread = ycsb::unread_properties(&o);
+    if !unread.is_empty() {
+        tracing::warn!("{}", crate::site::unread_warning("ycsb", "-p", &unread));
+    }
     let stdout = std::io::stdout();
     match ycsb::run(&o, &mut stdout.lock()) {
         Err(e) if e.downcast_ref::<cairn_bench::UsageError>().is_some() => {

@@ -147,6 +147,95 @@ fn split_host_port(addr: &str) -> (String, String) {
     }
 }
 
+/// The names [`Config::set`] itself reads (cairn's short keys and HBase's properties).
+const SET_PROPERTIES: &[&str] = &[
+    "data",
+    "data_dir",
+    "hbase.rootdir",
+    "thrift",
+    "thrift_addr",
+    "http",
+    "http_addr",
+    "hbase.regionserver.thrift.port",
+    "hbase.regionserver.thrift.ipaddress",
+    "hbase",
+    "hbase_addr",
+    "hbase.regionserver.port",
+    "hbase.master.port",
+    "hbase.regionserver.ipc.address",
+    "hbase.master.ipc.address",
+    "hbase.regionserver.hostname",
+    "hbase.regionserver.handler.count",
+    "hbase.ipc.server.max.callqueue.length",
+    "hbase.ipc.server.max.callqueue.size",
+    "cairn.ipc.server.max.connections",
+    "cairn.ipc.server.header.timeout",
+    "cairn.ipc.server.idle.timeout",
+    "cairn.ipc.server.max.open.scanners",
+    "hbase.thrift.server.socket.read.timeout",
+    "hbase.security.authorization",
+    "hbase.superuser",
+    "cairn.security.tls.identity",
+    "hadoop.security.groups.cache.secs",
+    "hbase.ipc.max.request.size",
+    "hbase.server.scanner.max.result.size",
+    "hbase.region.server.rpc.minimum.scan.time.limit.delta",
+    "hbase.thrift.info.port",
+    "info",
+    "info_addr",
+    "hbase.regionserver.info.port",
+    "hbase.regionserver.info.bindAddress",
+    "hbase.thrift.info.bindAddress",
+    "hbase.regionserver.thrift.framed.max_frame_size_in_mb",
+    "cairn.thrift.max.request.bytes",
+    "hbase.thrift.maxWorkerThreads",
+    "max_connections",
+    "hbase.client.scanner.timeout.period",
+    "zookeeper",
+    "hbase.zookeeper.quorum",
+    "hbase.zookeeper.property.clientPort",
+    "zookeeper.znode.parent",
+    "zookeeper.session.timeout",
+    "cairn.thrift.max.open.scanners",
+    "cairn.thrift.max.rows.per.call",
+    "cairn.thrift.scanner.read_ahead.bytes",
+];
+
+/// The block cache's properties (`BlockCacheConfig::from_properties`).
+const BLOCK_CACHE_PROPERTIES: &[&str] = &[
+    "hfile.block.cache.size",
+    "cairn.blockcache.l1.bytes",
+    "hbase.bucketcache.ioengine",
+    "hbase.bucketcache.size",
+    "hbase.bucketcache.persistent.path",
+    "hbase.bucketcache.writer.threads",
+    "hbase.bucketcache.writer.queuelength",
+    "hbase.bucketcache.bucket.sizes",
+    "cairn.blockcache.verify.memory.hits",
+];
+
+/// Read from the properties by the server's start (`cairn.checksum.accounting`) and by a
+/// cluster's region server (`cluster_config`).
+const OTHER_PROPERTIES: &[&str] = &[
+    "cairn.checksum.accounting",
+    "hbase.regionserver.msginterval",
+    "cairn.regionserver.master.wait",
+    "hbase.regionserver.executor.openregion.threads",
+];
+
+impl Config {
+    /// Whether a server (`cairn serve`, `cairn regionserver`) reads the property `name`: its
+    /// own settings, TLS's, the region server's and the block cache's.
+    pub fn reads_property(name: &str) -> bool {
+        SET_PROPERTIES.contains(&name)
+            || BLOCK_CACHE_PROPERTIES.contains(&name)
+            || OTHER_PROPERTIES.contains(&name)
+            || ServerConfig::reads_property(name)
+            // TLS's names: `set` says whether it took the name (a bad value is an error).
+            || !matches!(tls::TlsConfig::default().set(name, ""), Ok(false))
+    }
+}
+
 impl Config {
     /// Applies one setting by cairn's or HBase's name.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
@@ -484,6 +573,57 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lists follow what the server reads: a listed name refuses a malformed value in
+    /// `set`, in the region server's or block cache's configuration, or in the cluster's
+    /// (the names taking any value excepted).
+    #[test]
+    fn every_listed_property_is_read() {
+        let free_form = [
+            "data",
+            "data_dir",
+            "hbase.rootdir",
+            "thrift",
+            "thrift_addr",
+            "http",
+            "http_addr",
+            "hbase",
+            "hbase_addr",
+            "hbase.regionserver.thrift.ipaddress",
+            "hbase.regionserver.ipc.address",
+            "hbase.master.ipc.address",
+            "hbase.regionserver.hostname",
+            "hbase.superuser",
+            "info",
+            "info_addr",
+            "hbase.regionserver.info.bindAddress",
+            "hbase.thrift.info.bindAddress",
+            "zookeeper",
+            "hbase.zookeeper.quorum",
+            "hbase.bucketcache.persistent.path",
+            "cairn.blockcache.verify.memory.hits",
+            "cairn.checksum.accounting",
+        ];
+        let all = SET_PROPERTIES
+            .iter()
+            .chain(BLOCK_CACHE_PROPERTIES)
+            .chain(OTHER_PROPERTIES);
+        for name in all.filter(|n| !free_form.contains(n)) {
+            let mut c = Config::default();
+            let refused = c.set(name, "not-a-value").is_err()
+                || c.server_config().is_err()
+                || crate::cluster::cluster_config(&c).is_err_and(|e| e.to_string().contains(name));
+            assert!(refused, "{name}");
+            assert!(Config::reads_property(name), "{name}");
+        }
+        // The free-form ones change the configuration.
+        for name in free_form {
+            assert!(Config::reads_property(name), "{name}");
+        }
+        assert!(Config::reads_property("hbase.hregion.memstore.flush.size"));
+        assert!(Config::reads_property("hbase.server.netty.tls.enabled"));
+        assert!(!Config::reads_property("hbase.regionserver.thrift.prot"));
+    }
 
     #[test]
     fn slow_call_limits_take_hbase_names_and_minus_one() {

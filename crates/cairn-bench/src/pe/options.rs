@@ -103,8 +103,11 @@ pub struct PeOptions {
     pub bucket_cache_size: Option<u64>,
     /// Scan the table once, untimed, before the run (cairn's own).
     pub warm_cache: bool,
-    /// HBase properties (`-D name=value`), in command-line order.
+    /// HBase properties (the configuration directory's, then `-D name=value`), in order.
     pub properties: Vec<(String, String)>,
+    /// The file each property came from, when one did (messages name it); the others are
+    /// `-D`s.
+    pub property_sources: std::collections::BTreeMap<String, String>,
     /// Leave the store's closing time off stderr (for `--json`).
     pub quiet: bool,
     /// PE's `--cycles`: each client runs its rows this many times.
@@ -174,6 +177,7 @@ impl PeOptions {
             bucket_cache_size: None,
             warm_cache: false,
             properties: Vec::new(),
+            property_sources: Default::default(),
             quiet: false,
             cycles: 1,
             measure_after: 0,
@@ -519,20 +523,25 @@ fn split_properties(o: &PeOptions) -> Result<(Vec<(String, String)>, BlockCacheC
     let mut server = Vec::new();
     let mut cache_props = Vec::new();
     let mut scratch = ServerConfig::new(PathBuf::new());
+    let origin = |k: &str, v: &str| match o.property_sources.get(k) {
+        Some(file) => format!("{file}: property {k}={v}"),
+        None => format!("-D {k}={v}"),
+    };
     for (k, v) in &o.properties {
         match properties::kind(k) {
             Some(PropertyKind::Server) => {
                 scratch
                     .set_property(k, v)
-                    .map_err(|e| anyhow::anyhow!("-D {k}={v}: {e}"))?;
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", origin(k, v)))?;
                 server.push((k.clone(), v.clone()));
             }
             Some(PropertyKind::BlockCache) => cache_props.push((k.clone(), v.clone())),
             Some(PropertyKind::RootDir) => {
-                bail!("-D {k}={v}: give the store's directory with --data")
+                bail!("{}: give the store's directory with --data", origin(k, v))
             }
             None => bail!(
-                "-D {k}={v}: not a property cairn pe knows; it takes {}",
+                "{}: not a property cairn pe knows; it takes {}",
+                origin(k, v),
                 properties::known().join(", ")
             ),
         }

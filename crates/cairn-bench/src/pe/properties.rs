@@ -1,6 +1,7 @@
-//! The HBase properties `cairn pe -D name=value` takes: those the embedded region server and
-//! its block cache read. PE hands any `-D` to HBase's configuration, where a misspelt name is
-//! silently ignored; cairn refuses names it does not read, so a typo cannot pass for a setting.
+//! The HBase properties `cairn pe` reads (from `-D name=value` or HBase's configuration
+//! directory): those the embedded region server and its block cache read. PE hands any `-D`
+//! to HBase's configuration, where a misspelt name is silently ignored; cairn's command line
+//! warns about the `-D` names not listed here, so a typo does not pass for a setting unseen.
 
 /// Where a property goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +17,9 @@ pub(crate) enum PropertyKind {
 /// Names `ServerConfig::set_property` acts on (WAL, memstore, compaction, splits).
 const SERVER: &[&str] = &[
     "hbase.regionserver.maxlogs",
+    "hbase.regionserver.logroll.period",
+    "hbase.master.logcleaner.ttl",
+    "hbase.hregion.memstore.flush.size",
     "hbase.wal.dir",
     "cairn.direct_io_for_flush_and_compaction",
     "cairn.wal.recycled_segments",
@@ -71,6 +75,11 @@ pub(crate) fn kind(name: &str) -> Option<PropertyKind> {
     } else {
         None
     }
+}
+
+/// Whether `cairn pe` reads `name` (`hbase.rootdir` included: `--data` gives it instead).
+pub fn reads(name: &str) -> bool {
+    kind(name).is_some()
 }
 
 /// Every name taken, for error messages.

@@ -29,7 +29,8 @@ use parser::LineParser;
 use regions::TableLayout;
 
 const AFTER_HELP: &str = "\
-HBase's properties (-D NAME=VALUE, or -DNAME=VALUE):
+HBase's properties (-D NAME=VALUE, or -DNAME=VALUE; also from --conf DIR or $HBASE_CONF_DIR's
+hbase-site.xml, which -D overrides; other -D names are warned about once and ignored):
   importtsv.columns=HBASE_ROW_KEY,[HBASE_TS_KEY,]family[:qualifier],...   (required)
   importtsv.bulk.output=DIR        where the HFiles go, DIR/<family>/<32 hex> (required:
                                    cairn does not put into a live table; load the files
@@ -56,6 +57,10 @@ pub struct ImportTsvArgs {
     /// HBase properties, e.g. -Dimporttsv.columns=HBASE_ROW_KEY,f:a.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     properties: Vec<String>,
+    /// HBase's configuration directory: its core-site.xml and hbase-site.xml give properties
+    /// as -D does, before the -Ds [default: $HBASE_CONF_DIR].
+    #[arg(long = "conf", value_name = "DIR")]
+    conf: Option<PathBuf>,
     /// The embedded store holding TABLE: its region boundaries and family settings.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["splits", "thrift"])]
     data: Option<PathBuf>,
@@ -124,7 +129,14 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let cpu0 = cpu_times();
     let now = now_ms();
-    let o = match Options::parse(&a.properties, now) {
+    let site = crate::site::Site::load(
+        "importtsv",
+        a.conf.as_deref(),
+        &a.properties,
+        options::reads,
+    )
+    .and_then(|s| s.read(options::reads));
+    let o = match site.and_then(|props| Options::parse(&props, now)) {
         Ok(o) => o,
         Err(e) => return usage(e),
     };
@@ -136,9 +148,6 @@ pub fn run(a: ImportTsvArgs) -> Result<ExitCode> {
         Ok(t) => t,
         Err(e) => return usage(e.into()),
     };
-    for k in &o.ignored {
-        tracing::warn!("cairn importtsv: -D {k} has no meaning here; ignored");
-    }
     let input = Path::new(&a.args[1]);
     let files = input::input_files(input)?;
     let wanted = o.columns.families();

@@ -1,4 +1,5 @@
-//! The `-D NAME=VALUE` properties importtsv reads, with ImportTsv's names and defaults.
+//! The properties importtsv reads (`-D NAME=VALUE`, or HBase's configuration directory), with
+//! ImportTsv's names and defaults.
 
 use anyhow::{bail, Result};
 use cairn_hfile::encoding::DataBlockEncoding;
@@ -6,6 +7,7 @@ use cairn_hfile::Compression;
 
 use super::columns::Columns;
 use super::parser::parse_java_long;
+use crate::site::Property;
 
 /// `hbase.hregion.max.filesize`: HFileOutputFormat2 rolls a file past this at a row boundary.
 const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024 * 1024;
@@ -42,22 +44,43 @@ pub struct Options {
     pub encoding: Option<DataBlockEncoding>,
     /// `hbase.hregion.max.filesize`.
     pub max_file_size: u64,
-    /// Properties that mean nothing here (MapReduce settings and the like).
-    pub ignored: Vec<String>,
+}
+
+/// Every name [`Options::parse`] reads.
+pub const KNOWN: &[&str] = &[
+    "importtsv.columns",
+    "importtsv.separator",
+    "importtsv.bulk.output",
+    "importtsv.timestamp",
+    "importtsv.skip.bad.lines",
+    "importtsv.log.bad.lines",
+    "importtsv.skip.empty.columns",
+    "no.strict",
+    "importtsv.dry.run",
+    "importtsv.mapper.class",
+    "hbase.mapreduce.hfileoutputformat.compression",
+    "hbase.mapreduce.hfileoutputformat.datablock.encoding",
+    "hbase.hregion.max.filesize",
+];
+
+/// Whether importtsv reads `name`.
+pub fn reads(name: &str) -> bool {
+    KNOWN.contains(&name)
 }
 
 /// Hadoop's `Configuration.getBoolean` spellings.
-fn boolean(k: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
+fn boolean(p: &Property) -> Result<bool> {
+    match p.value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => bail!("-D {k}={v}: expected true or false"),
+        _ => bail!("{}: expected true or false", p.origin()),
     }
 }
 
 impl Options {
-    /// Reads `NAME=VALUE` pairs; `now_ms` is the default timestamp. Errors are usage errors.
-    pub fn parse(properties: &[String], now_ms: i64) -> Result<Options> {
+    /// Reads the properties (names it does not read are skipped); `now_ms` is the default
+    /// timestamp. Errors are usage errors.
+    pub fn parse(properties: &[Property], now_ms: i64) -> Result<Options> {
         let mut columns = None;
         let mut o = Options {
             columns: Columns {
@@ -77,11 +100,11 @@ impl Options {
             compression: None,
             encoding: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
-            ignored: Vec::new(),
         };
         let mut bulk_output = None;
         for p in properties {
-            let (k, v) = crate::define::split(p)?;
+            let (k, v) = (p.name.as_str(), p.value.as_str());
+            let origin = p.origin();
             match k {
                 "importtsv.columns" => columns = Some(v.to_string()),
                 "importtsv.separator" => {
@@ -93,34 +116,36 @@ impl Options {
                 "importtsv.bulk.output" => bulk_output = Some(v.to_string()),
                 "importtsv.timestamp" => {
                     o.timestamp = parse_java_long(v.trim())
-                        .ok_or_else(|| anyhow::anyhow!("-D {k}={v}: not a timestamp in ms"))?
+                        .ok_or_else(|| anyhow::anyhow!("{origin}: not a timestamp in ms"))?
                 }
-                "importtsv.skip.bad.lines" => o.skip_bad_lines = boolean(k, v)?,
-                "importtsv.log.bad.lines" => o.log_bad_lines = boolean(k, v)?,
-                "importtsv.skip.empty.columns" => o.skip_empty_columns = boolean(k, v)?,
-                "no.strict" => o.no_strict = boolean(k, v)?,
-                "importtsv.dry.run" => o.dry_run = boolean(k, v)?,
-                "importtsv.mapper.class" => bail!("-D {k} is not supported by cairn importtsv"),
+                "importtsv.skip.bad.lines" => o.skip_bad_lines = boolean(p)?,
+                "importtsv.log.bad.lines" => o.log_bad_lines = boolean(p)?,
+                "importtsv.skip.empty.columns" => o.skip_empty_columns = boolean(p)?,
+                "no.strict" => o.no_strict = boolean(p)?,
+                "importtsv.dry.run" => o.dry_run = boolean(p)?,
+                "importtsv.mapper.class" => {
+                    bail!("{origin}: importtsv.mapper.class is not supported by cairn importtsv")
+                }
                 "hbase.mapreduce.hfileoutputformat.compression" => {
                     o.compression = Some(
                         v.trim()
                             .parse()
-                            .map_err(|_| anyhow::anyhow!("-D {k}={v}: unknown compression"))?,
+                            .map_err(|_| anyhow::anyhow!("{origin}: unknown compression"))?,
                     )
                 }
                 "hbase.mapreduce.hfileoutputformat.datablock.encoding" => {
                     o.encoding = Some(
                         DataBlockEncoding::from_name(v.trim().to_ascii_uppercase().as_bytes())
-                            .ok_or_else(|| anyhow::anyhow!("-D {k}={v}: unknown encoding"))?,
+                            .ok_or_else(|| anyhow::anyhow!("{origin}: unknown encoding"))?,
                     )
                 }
                 "hbase.hregion.max.filesize" => {
                     o.max_file_size = v
                         .trim()
                         .parse()
-                        .map_err(|_| anyhow::anyhow!("-D {k}={v}: not a size in bytes"))?
+                        .map_err(|_| anyhow::anyhow!("{origin}: not a size in bytes"))?
                 }
-                _ => o.ignored.push(k.to_string()),
+                _ => {}
             }
         }
         o.columns = Columns::parse(columns.as_deref()).map_err(anyhow::Error::msg)?;
@@ -145,8 +170,37 @@ mod tests {
     use super::*;
 
     fn parse(props: &[&str]) -> Result<Options> {
-        let props: Vec<String> = props.iter().map(|s| s.to_string()).collect();
-        Options::parse(&props, 42)
+        let mut all = Vec::new();
+        for d in props {
+            let (name, value) = crate::define::split(d)?;
+            all.push(Property {
+                name: name.into(),
+                value: value.into(),
+                source: "-D".into(),
+            });
+        }
+        Options::parse(&all, 42)
+    }
+
+    /// Every listed name is read: a value it cannot take is refused, naming it.
+    #[test]
+    fn every_listed_name_is_read() {
+        let base = [
+            "importtsv.columns=HBASE_ROW_KEY,f:a",
+            "importtsv.bulk.output=/o",
+        ];
+        for name in KNOWN
+            .iter()
+            .filter(|n| !base.iter().any(|b| b.starts_with(*n)))
+        {
+            // Not a boolean, a byte, a number, a codec or an encoding.
+            let bad = format!("{name}=\u{1}\u{1}");
+            assert!(parse(&[base[0], base[1], &bad]).is_err(), "{name}");
+        }
+        // The two in `base` are required.
+        assert!(parse(&[base[0]]).is_err());
+        assert!(parse(&[base[1]]).is_err());
+        assert!(!reads("importtsv.column"));
     }
 
     #[test]
@@ -175,6 +229,7 @@ mod tests {
             "mapreduce.job.name=x",
         ])
         .unwrap();
+        assert_eq!(o.max_file_size, DEFAULT_MAX_FILE_SIZE);
         assert_eq!(
             (
                 o.separator,
@@ -184,7 +239,6 @@ mod tests {
             ),
             (b',', 7, false, true)
         );
-        assert_eq!(o.ignored, ["mapreduce.job.name"]);
     }
 
     #[test]

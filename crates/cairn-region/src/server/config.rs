@@ -179,7 +179,54 @@ fn roll_size(block: u64, multiplier: f64) -> Option<u64> {
     (r.is_finite() && r >= 4096.0).then_some(r as u64)
 }
 
+/// Every property [`ServerConfig::set_property`] reads (the region server's: WAL, memstore,
+/// flushes, compactions, splits, bulk loads).
+pub const SERVER_PROPERTIES: &[&str] = &[
+    "cairn.bulkload.source.dirs",
+    "hbase.bulkload.staging.dir",
+    "hbase.regionserver.maxlogs",
+    "hbase.rootdir",
+    "cairn.wal.server.name",
+    "hbase.regionserver.logroll.period",
+    "hbase.master.logcleaner.ttl",
+    "hbase.wal.dir",
+    "cairn.direct_io_for_flush_and_compaction",
+    "hbase.regionserver.hlog.blocksize",
+    "hbase.regionserver.logroll.multiplier",
+    "cairn.wal.discard.missing.regions",
+    "cairn.wal.recycled_segments",
+    "hbase.hregion.memstore.block.multiplier",
+    "hbase.hregion.memstore.flush.size",
+    "hbase.hstore.compaction.throughput.higher.bound",
+    "hbase.regionserver.thread.compaction.throttle",
+    "hbase.hstore.blockingWaitTime",
+    "hbase.regionserver.global.memstore.size",
+    "hbase.regionserver.global.memstore.upperLimit",
+    "hbase.regionserver.global.memstore.size.lower.limit",
+    "hbase.regionserver.global.memstore.lowerLimit",
+    "cairn.regionserver.global.memstore.block.wait",
+    "hbase.regionserver.region.split.policy",
+    "hbase.hregion.max.filesize",
+    "hbase.hregion.max.filesize.jitter",
+    "hbase.increasing.policy.initial.size",
+    "hbase.hregion.split.overallfiles",
+    "hbase.hstore.compaction.min",
+    "hbase.hstore.compactionThreshold",
+    "hbase.hstore.compaction.max",
+    "hbase.hstore.compaction.ratio",
+    "hbase.hstore.compaction.min.size",
+    "hbase.hstore.compaction.max.size",
+    "hbase.hstore.blockingStoreFiles",
+    "hbase.hregion.majorcompaction",
+    "hbase.hregion.majorcompaction.jitter",
+];
+
 impl ServerConfig {
+    /// Whether [`ServerConfig::set_property`] reads `name`.
+    pub fn reads_property(name: &str) -> bool {
+        SERVER_PROPERTIES.contains(&name)
+    }
+
     /// Applies an HBase property by its HBase name; names cairn does not use are ignored (as
     /// HBase ignores unknown keys), malformed values are errors naming the key.
     pub fn set_property(&mut self, key: &str, value: &str) -> Result<()> {
@@ -350,6 +397,31 @@ impl ServerConfig {
 
 #[cfg(test)]
 mod tests {
+    /// The list follows what `set_property` reads: a listed name refuses a malformed value
+    /// (the names taking any value, and those accepted and ignored, excepted).
+    #[test]
+    fn every_listed_property_is_read() {
+        let free_form = [
+            "hbase.bulkload.staging.dir",
+            "hbase.regionserver.thread.compaction.throttle",
+            "hbase.hstore.blockingWaitTime",
+            "hbase.wal.dir",
+            "hbase.rootdir",
+        ];
+        for name in SERVER_PROPERTIES.iter().filter(|n| !free_form.contains(n)) {
+            let mut c = ServerConfig::new("");
+            assert!(c.set_property(name, "not-a-value").is_err(), "{name}");
+        }
+        let mut c = ServerConfig::new("/x");
+        c.set_property("hbase.rootdir", "/y").unwrap();
+        assert_eq!(c.root, PathBuf::from("/y"));
+        c.set_property("hbase.wal.dir", "/w").unwrap();
+        assert_eq!(c.wal_dir, Some(PathBuf::from("/w")));
+        assert!(!ServerConfig::reads_property(
+            "hbase.hregion.memstore.flush.sizes"
+        ));
+    }
+
     use super::*;
 
     #[test]
