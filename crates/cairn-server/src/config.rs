@@ -199,6 +199,9 @@ const SET_PROPERTIES: &[&str] = &[
     "cairn.thrift.max.open.scanners",
     "cairn.thrift.max.rows.per.call",
     "cairn.thrift.scanner.read_ahead.bytes",
+    "hbase.ipc.warn.response.time",
+    "hbase.ipc.warn.response.size",
+    "hbase.regionserver.slowlog.ringbuffer.size",
 ];
 
 /// The block cache's properties (`BlockCacheConfig::from_properties`).
