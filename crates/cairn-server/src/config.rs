@@ -624,6 +624,20 @@ mod tests {
             assert!(Config::reads_property(name), "{name}");
         }
         assert!(Config::reads_property("hbase.hregion.memstore.flush.size"));
+        // Every one is documented, with its default.
+        let doc = include_str!("../../../docs/configuration.md");
+        let region = cairn_region::server::SERVER_PROPERTIES;
+        let every = SET_PROPERTIES
+            .iter()
+            .chain(BLOCK_CACHE_PROPERTIES)
+            .chain(OTHER_PROPERTIES)
+            .chain(region);
+        for name in every {
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "{name} is not in configuration.md"
+            );
+        }
         assert!(Config::reads_property("hbase.server.netty.tls.enabled"));
         assert!(!Config::reads_property("hbase.regionserver.thrift.prot"));
     }

@@ -24,6 +24,7 @@ pub use cluster::CLUSTER_ID_FILE;
 pub use config::{
     GlobalMemStoreConfig, Hosting, ServerConfig, DEFAULT_GLOBAL_MEMSTORE_BLOCK_WAIT,
     DEFAULT_GLOBAL_MEMSTORE_LOWER_LIMIT, DEFAULT_GLOBAL_MEMSTORE_SIZE, DEFAULT_SERVER_NAME,
+    SERVER_PROPERTIES,
 };
 pub use health::{Retry, MIN_FREE_SPACE};
 pub use open::RecoveryReport;
