@@ -359,12 +359,36 @@ impl PeArgs {
 }
 
 pub fn run(a: PeArgs) -> Result<ExitCode> {
+    // Client properties naming a cluster: run against it over RPC.
+    let cluster = pe::remote::ClusterConfig::from_properties(|k| {
+        let v = a.properties.iter().rev().find(|(n, _)| n == k);
+        v.map(|(_, v)| v.clone())
+    });
+    match cluster {
+        Err(e) => return Ok(crate::usage_error("pe", &e)),
+        Ok(Some(cluster)) => return run_remote(&a, &cluster),
+        Ok(None) => {}
+    }
     // Bad option values are bad usage (exit 2), as clap's own errors are.
     let plan = match pe::Plan::new(&a.options()) {
         Ok(p) => p,
         Err(e) => return Ok(crate::usage_error("pe", &e)),
     };
     let report = pe::run(&plan)?;
+    if a.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text(a.latency));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_remote(a: &PeArgs, cluster: &pe::remote::ClusterConfig) -> Result<ExitCode> {
+    let plan = match pe::remote::RemotePlan::new(&a.options()) {
+        Ok(p) => p,
+        Err(e) => return Ok(crate::usage_error("pe", &e)),
+    };
+    let report = pe::remote::run(&plan, cluster)?;
     if a.json {
         println!("{}", report.json());
     } else {
