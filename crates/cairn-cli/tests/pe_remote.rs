@@ -248,6 +248,85 @@ fn a_read_of_a_missing_table_is_refused_as_pe_refuses_it() {
     );
 }
 
+/// Splits `table`'s only region at `row` through the master, as `Admin.split` does.
+fn split(server: &Server, table: &str, row: &[u8]) {
+    use cairn_rpc::pb;
+    let name = pb::TableName {
+        namespace: b"default".to_vec(),
+        qualifier: table.as_bytes().to_vec(),
+    };
+    let infos = cairn_rpc::client::meta_region_infos(&server.addr, &name).unwrap();
+    assert_eq!(infos.len(), 1, "one region before the split");
+    let info: pb::RegionInfo = cairn_rpc::znode::decode(&infos[0], "RegionInfo").unwrap();
+    let mut master = cairn_rpc::client::RpcClient::connect(&server.addr, "MasterService").unwrap();
+    let req = pb::SplitTableRegionRequest {
+        region_info: info,
+        split_row: Some(row.to_vec()),
+        nonce_group: None,
+        nonce: None,
+    };
+    master
+        .call::<pb::SplitTableRegionResponse>("SplitRegion", &req)
+        .unwrap_or_else(|e| panic!("SplitRegion: {e}"));
+}
+
+#[test]
+fn a_region_split_during_a_run_is_followed_through_meta() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path(), &[]);
+    let c = bootstrap(&server);
+    let w = pe(
+        &server,
+        &c,
+        &[
+            "--table=PE_SPLIT",
+            "--rows=2000",
+            "--valueSize=50",
+            "sequentialWrite",
+            "1",
+        ],
+    );
+    assert_eq!(u(&w, "regions"), 1, "{w}");
+    // Reads for a few seconds; the region splits under them.
+    let reader = {
+        let c = c.clone();
+        let exe = env!("CARGO_BIN_EXE_cairn");
+        std::thread::spawn(move || {
+            Command::new(exe)
+                .arg("pe")
+                .arg("--json")
+                .args(&c)
+                .args([
+                    "--table=PE_SPLIT",
+                    "--rows=2000",
+                    "--cycles=200",
+                    "randomRead",
+                    "1",
+                ])
+                .output()
+                .expect("run cairn pe")
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    split(&server, "PE_SPLIT", format!("{:026}", 1000).as_bytes());
+    let o = reader.join().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(u(&v, "misses"), 0, "{v}");
+    assert_eq!(u(&v, "rows_returned"), 400_000, "{v}");
+    assert!(
+        u(&v, "relocations") >= 1,
+        "the run ended before the split or never looked the regions up again: {v}"
+    );
+    let after = pe(
+        &server,
+        &c,
+        &["--table=PE_SPLIT", "--rows=2000", "sequentialRead", "1"],
+    );
+    assert_eq!(u(&after, "regions"), 2, "{after}");
+    all_found(&after, 2000);
+}
+
 // ---- HBase 2.6.1's PerformanceEvaluation, through ZooKeeper ----
 
 /// PE's logger at INFO (its results are log lines), the rest at WARN.

@@ -43,6 +43,9 @@ pub(crate) struct ClientResult {
     pub misses: u64,
     /// Waits on `RegionTooBusy`.
     pub busy_waits: u64,
+    /// Region lookups again after a server said a region was not where the cache put it
+    /// (runs against a cluster only).
+    pub relocations: u64,
     /// Check-and-put calls that did not apply; append retries.
     pub cas_failures: u64,
     /// Requests that took at least `--latencyThreshold` ms (PE's
@@ -180,6 +183,7 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
             rows_returned: 0,
             misses: 0,
             busy_waits: 0,
+            relocations: 0,
             cas_failures: 0,
             over_threshold: 0,
         },

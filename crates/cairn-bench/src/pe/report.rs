@@ -108,6 +108,7 @@ struct Totals {
     returned: u64,
     misses: u64,
     busy: u64,
+    relocations: u64,
     cas: u64,
     over_threshold: u64,
     rows_per_cpu: f64,
@@ -140,6 +141,7 @@ impl PeReport {
             returned: self.results.iter().map(|r| r.rows_returned).sum(),
             misses: self.results.iter().map(|r| r.misses).sum(),
             busy: self.results.iter().map(|r| r.busy_waits).sum(),
+            relocations: self.results.iter().map(|r| r.relocations).sum(),
             cas: self.results.iter().map(|r| r.cas_failures).sum(),
             over_threshold: self.results.iter().map(|r| r.over_threshold).sum(),
             rows_per_cpu: if cpu > 0.0 { ops as f64 / cpu } else { 0.0 },
@@ -190,6 +192,7 @@ impl PeReport {
             "rows_returned": t.returned,
             "misses": t.misses,
             "busy_waits": t.busy,
+            "relocations": t.relocations,
             "cas_failures": t.cas,
             "cycles": s.cycles,
             "latency_threshold_ms": s.latency_threshold_ms,
@@ -286,6 +289,12 @@ impl PeReport {
         }
         if t.busy > 0 {
             line(format!("| waits on a busy region | {} |", t.busy));
+        }
+        if t.relocations > 0 {
+            line(format!(
+                "| region lookups after a region moved | {} |",
+                t.relocations
+            ));
         }
         if s.latency_threshold_ms > 0 {
             line(format!(

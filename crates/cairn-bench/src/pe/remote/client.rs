@@ -260,6 +260,7 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
             rows_returned: 0,
             misses: 0,
             busy_waits: 0,
+            relocations: 0,
             cas_failures: 0,
             over_threshold: 0,
         },
@@ -352,6 +353,7 @@ impl Client<'_> {
                     std::thread::sleep(Duration::from_millis(BACKOFF_MS[attempt.min(12)]));
                 }
                 self.regions = self.sh.locator.refresh(&self.regions)?;
+                self.result.relocations += 1;
                 r
             }
             Failure::Busy(r) => {

@@ -205,16 +205,28 @@ fn from_zookeeper(connect: &str, parent: &str) -> Result<Locations> {
                 anyhow::Ok((path, data))
             }
         };
-        let (path, data) = read("meta-region-server").await?;
-        let meta = znode::parse_meta_region_server(&data)
-            .with_context(|| format!("zookeeper {connect}: {path}"))?;
-        let (path, data) = read("master").await?;
-        let master =
-            znode::parse_master(&data).with_context(|| format!("zookeeper {connect}: {path}"))?;
-        Ok(Locations {
-            master: server_addr(&master.master),
-            meta: server_addr(&meta.server),
+        let found = async {
+            let (path, data) = read("meta-region-server").await?;
+            let meta = znode::parse_meta_region_server(&data)
+                .with_context(|| format!("zookeeper {connect}: {path}"))?;
+            let (path, data) = read("master").await?;
+            let master = znode::parse_master(&data)
+                .with_context(|| format!("zookeeper {connect}: {path}"))?;
+            anyhow::Ok(Locations {
+                master: server_addr(&master.master),
+                meta: server_addr(&meta.server),
+            })
+        }
+        .await;
+        // Close the session now rather than leave it to expire on the server: dropping the
+        // last handle closes it; wait (briefly) until it has.
+        let mut state = client.state_watcher();
+        drop(client);
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while !state.changed().await.is_terminated() {}
         })
+        .await;
+        found
     })
 }
 
