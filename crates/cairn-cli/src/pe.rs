@@ -52,8 +52,16 @@ Properties: -D NAME=VALUE sets an HBase property of the embedded server (WAL, me
 compaction: hbase.hstore.compaction.min, hbase.regionserver.maxlogs, …) or its block cache
 (hfile.block.cache.size, hbase.bucketcache.*); names cairn does not read are refused.
 
+Against a cluster: -D hbase.zookeeper.quorum=HOST[:PORT] (with -D
+hbase.zookeeper.property.clientPort, -D zookeeper.znode.parent) or -D
+hbase.client.bootstrap.servers=HOST:PORT runs the commands over HBase's native RPC against that
+cluster (cairn or HBase) instead of an embedded store: sequentialWrite, randomWrite,
+sequentialRead, randomRead, scan and scanRange*; --oneCon=true shares one connection per server;
+the CPU time reported is the client's alone.
+
 Example: cairn pe --rows=100000 --valueSize=100 --data=/tmp/pe --presplit=4 sequentialWrite 2
-         cairn pe --rows=100000 --data=/tmp/pe randomRead 2";
+         cairn pe --rows=100000 --data=/tmp/pe randomRead 2
+         cairn pe -D hbase.client.bootstrap.servers=host:16000 --multiGet=100 randomRead 25";
 
 fn bool_opt() -> BoolishValueParser {
     BoolishValueParser::new()
