@@ -186,15 +186,18 @@ fn from_zookeeper(connect: &str, parent: &str) -> Result<Locations> {
         .build()
         .context("starting the ZooKeeper client's runtime")?;
     rt.block_on(async {
+        // Fail at the first refused connection rather than retry for the whole timeout: a
+        // benchmark pointed at the wrong port should say so at once.
         let client = tokio::time::timeout(
             ZK_TIMEOUT,
             zookeeper_client::Client::connector()
                 .with_session_timeout(ZK_TIMEOUT)
+                .with_fail_eagerly()
                 .connect(connect),
         )
         .await
         .map_err(|_| anyhow::anyhow!("zookeeper {connect}: no session within {ZK_TIMEOUT:?}"))?
-        .with_context(|| format!("zookeeper {connect}"))?;
+        .map_err(|e| anyhow::anyhow!("zookeeper {connect}: no session: {e}"))?;
         let read = |name: &'static str| {
             let path = format!("{parent}/{name}");
             let client = &client;
