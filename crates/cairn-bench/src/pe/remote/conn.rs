@@ -26,7 +26,7 @@ pub(crate) struct Conn {
     reader: BufReader<TcpStream>,
     addr: String,
     next_id: u32,
-    out: Vec<u8>,
+    call: CallBuffer,
     answer: Vec<u8>,
 }
 
@@ -65,7 +65,7 @@ impl Conn {
             ..Default::default()
         };
         let body = header.encode_to_vec();
-        let mut out = Vec::with_capacity(64 << 10);
+        let mut out = Vec::with_capacity(64);
         out.extend_from_slice(&wire::RPC_MAGIC);
         out.push(wire::RPC_VERSION);
         out.push(wire::AUTH_SIMPLE);
@@ -86,7 +86,7 @@ impl Conn {
             reader,
             addr: addr.to_string(),
             next_id: 1,
-            out,
+            call: CallBuffer::default(),
             answer: Vec::with_capacity(64 << 10),
         })
     }
@@ -116,9 +116,9 @@ impl Conn {
     ) -> Result<(R, Range<usize>), ClientError> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        encode_call(&mut self.out, id, method, param, cells);
+        let frame = self.call.encode(id, method, param, cells);
         self.writer
-            .write_all(&self.out)
+            .write_all(frame)
             .map_err(|e| io_err("sending a call to", &self.addr, e))?;
         let mut len = [0u8; 4];
         self.reader
@@ -159,30 +159,36 @@ impl Conn {
     }
 }
 
-/// A call's frame in `out`: length, request header, parameter, cell block.
-pub(crate) fn encode_call(
-    out: &mut Vec<u8>,
-    id: u32,
-    method: &str,
-    param: &impl Message,
-    cells: &[u8],
-) {
-    let header = pb::RequestHeader {
-        call_id: Some(id),
-        method_name: Some(method.to_string()),
-        request_param: Some(true),
-        cell_block_meta: (!cells.is_empty()).then_some(pb::CellBlockMeta {
+/// What a connection reuses from call to call: the frame being written and its request
+/// header (so a call allocates nothing to be sent).
+#[derive(Default)]
+pub(crate) struct CallBuffer {
+    out: Vec<u8>,
+    header: pb::RequestHeader,
+}
+
+impl CallBuffer {
+    /// The call's frame: length, request header, parameter, cell block.
+    pub fn encode(&mut self, id: u32, method: &str, param: &impl Message, cells: &[u8]) -> &[u8] {
+        let h = &mut self.header;
+        h.call_id = Some(id);
+        let name = h.method_name.get_or_insert_with(String::new);
+        name.clear();
+        name.push_str(method);
+        h.request_param = Some(true);
+        h.cell_block_meta = (!cells.is_empty()).then_some(pb::CellBlockMeta {
             length: Some(cells.len() as u32),
-        }),
-        ..Default::default()
-    };
-    out.clear();
-    out.extend_from_slice(&[0; 4]);
-    header.encode_length_delimited(out).expect("a vector grows");
-    param.encode_length_delimited(out).expect("a vector grows");
-    out.extend_from_slice(cells);
-    let len = (out.len() - 4) as u32;
-    out[..4].copy_from_slice(&len.to_be_bytes());
+        });
+        let out = &mut self.out;
+        out.clear();
+        out.extend_from_slice(&[0; 4]);
+        h.encode_length_delimited(out).expect("a vector grows");
+        param.encode_length_delimited(out).expect("a vector grows");
+        out.extend_from_slice(cells);
+        let len = (out.len() - 4) as u32;
+        out[..4].copy_from_slice(&len.to_be_bytes());
+        out
+    }
 }
 
 /// The answer to call `id` in `frame` (without its length prefix): its message and where
@@ -233,9 +239,11 @@ mod tests {
 
     #[test]
     fn a_call_frame_is_header_param_cells() {
-        let mut out = Vec::new();
+        let mut buf = CallBuffer::default();
         let param = pb::GetClusterIdRequest {};
-        encode_call(&mut out, 7, "GetClusterId", &param, b"CELLS");
+        // A longer call first: nothing of it may remain in the next.
+        buf.encode(9, "GetMetaRegionLocations", &param, b"OTHER CELLS");
+        let out = buf.encode(7, "GetClusterId", &param, b"CELLS").to_vec();
         let len = u32::from_be_bytes(out[..4].try_into().unwrap()) as usize;
         assert_eq!(len, out.len() - 4);
         let mut b = &out[4..];

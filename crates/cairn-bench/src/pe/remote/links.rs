@@ -13,7 +13,7 @@ use cairn_rpc::client::ClientError;
 use cairn_rpc::wire;
 use prost::Message;
 
-use super::conn::{decode_answer, encode_call, Conn, Reply};
+use super::conn::{decode_answer, CallBuffer, Conn, Reply};
 
 /// The service every data call goes to.
 const CLIENT_SERVICE: &str = "ClientService";
@@ -29,7 +29,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// by a thread of its own and handed to the caller waiting for that call id.
 pub(crate) struct Mux {
     addr: String,
-    writer: Mutex<(TcpStream, Vec<u8>)>,
+    writer: Mutex<(TcpStream, CallBuffer)>,
     waiters: Arc<Waiters>,
     next_id: AtomicU32,
 }
@@ -52,7 +52,7 @@ impl Mux {
             })?;
         Ok(Mux {
             addr: addr.to_string(),
-            writer: Mutex::new((writer, Vec::with_capacity(64 << 10))),
+            writer: Mutex::new((writer, CallBuffer::default())),
             waiters,
             next_id: AtomicU32::new(1),
         })
@@ -74,9 +74,9 @@ impl Mux {
         lock(&self.waiters).insert(id, tx);
         {
             let mut w = lock(&self.writer);
-            let (stream, out) = &mut *w;
-            encode_call(out, id, method, param, cells);
-            if let Err(e) = stream.write_all(out) {
+            let (stream, call) = &mut *w;
+            let frame = call.encode(id, method, param, cells);
+            if let Err(e) = stream.write_all(frame) {
                 lock(&self.waiters).remove(&id);
                 return Err(io("sending a call to", e));
             }
