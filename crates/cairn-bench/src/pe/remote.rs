@@ -48,7 +48,6 @@ impl RemotePlan {
     pub fn new(o: &PeOptions) -> Result<RemotePlan> {
         let mut notes = Vec::new();
         let mut one_con = false;
-        let mut client_side = Vec::new();
         for c in &o.client_side {
             match c.strip_prefix("--oneCon=") {
                 Some(v) => {
@@ -62,7 +61,7 @@ impl RemotePlan {
                         }
                     }
                 }
-                None => client_side.push(c.clone()),
+                None => notes.push(format!("{c} has no effect in cairn pe's RPC client")),
             }
         }
         for (k, _) in &o.properties {
@@ -92,7 +91,7 @@ impl RemotePlan {
         }
         let mut embedded = o.clone();
         embedded.properties.clear();
-        embedded.client_side = client_side;
+        embedded.client_side.clear();
         let mut plan = Plan::new(&embedded)?;
         // The embedded plan's notes that say --caching does nothing: over RPC it does.
         plan.notes.retain(|n| !n.starts_with("--caching"));
@@ -241,4 +240,60 @@ pub fn run(rp: &RemotePlan, cluster: &ClusterConfig) -> Result<PeReport> {
         ),
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> PeOptions {
+        let mut o = PeOptions::new(PeCommand::RandomRead, 2);
+        o.rows = 10;
+        o
+    }
+
+    #[test]
+    fn store_options_are_noted_and_client_options_taken() {
+        let mut o = options();
+        o.warm_cache = true;
+        o.caching = 100;
+        o.properties = vec![
+            ("hbase.zookeeper.quorum".into(), "zk".into()),
+            ("hbase.hstore.compaction.min".into(), "5".into()),
+        ];
+        o.client_side = vec!["--oneCon=true".into(), "--connCount=2".into()];
+        let p = RemotePlan::new(&o).unwrap();
+        assert!(p.one_con);
+        let notes = p.plan.notes.join("\n");
+        assert!(notes.contains("--warmCache has no effect"), "{notes}");
+        assert!(
+            notes.contains("-D hbase.hstore.compaction.min: not read"),
+            "{notes}"
+        );
+        assert!(notes.contains("--connCount=2 has no effect in cairn pe's RPC client"));
+        assert!(!notes.contains("hbase.zookeeper.quorum"), "{notes}");
+        // Over RPC, --caching is the scan's rows per call: not a no-op.
+        assert!(!notes.contains("--caching"), "{notes}");
+    }
+
+    #[test]
+    fn what_is_not_run_remotely_is_bad_usage() {
+        let mut o = options();
+        o.command = PeCommand::Increment;
+        let e = RemotePlan::new(&o).err().unwrap();
+        assert!(e.downcast_ref::<crate::UsageError>().is_some());
+        assert!(
+            e.to_string()
+                .contains("increment: not run against a cluster"),
+            "{e}"
+        );
+        let mut o = options();
+        o.client_side = vec!["--oneCon=maybe".into()];
+        let e = RemotePlan::new(&o).err().unwrap();
+        assert!(e.to_string().contains("--oneCon=maybe"), "{e}");
+        // The embedded checks still apply.
+        let mut o = options();
+        o.rows = 0;
+        assert!(RemotePlan::new(&o).is_err());
+    }
 }
