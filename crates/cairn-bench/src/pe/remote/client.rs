@@ -41,11 +41,15 @@ const MAX_RESULT_SIZE: u64 = 2 << 20;
 
 /// Exceptions after which HBase's client looks the region up again and retries (their
 /// simple names; the server sends the full class names).
-const RELOCATE: [&str; 4] = [
+const RELOCATE: [&str; 7] = [
     "NotServingRegionException",
     "RegionMovedException",
     "RegionOpeningException",
     "RegionServerStoppedException",
+    // A scanner lost: opened again where it stopped.
+    "UnknownScannerException",
+    "OutOfOrderScannerNextException",
+    "ScannerResetException",
 ];
 /// Exceptions after which HBase's client waits and retries the same server.
 const WAIT: [&str; 5] = [
@@ -135,6 +139,43 @@ fn found(r: Option<&pb::Result>) -> bool {
     r.is_some_and(|r| r.associated_cell_count.unwrap_or(0) > 0 || !r.cell.is_empty())
 }
 
+/// Copies the row of the last whole row in a Scan answer into `last`, walking the cell block
+/// (a 4-byte length per cell; a KeyValue's key starts, after the key and value lengths, with
+/// its 2-byte row length and row).
+fn note_last_row(m: &pb::ScanResponse, cells: &[u8], last: &mut Vec<u8>) -> Result<()> {
+    let whole = |i: usize| !m.partial_flag_per_result.get(i).copied().unwrap_or(false);
+    let Some(i) = (0..m.cells_per_result.len()).rev().find(|&i| whole(i)) else {
+        return Ok(());
+    };
+    if m.cells_per_result[i] == 0 {
+        return Ok(());
+    }
+    let skip: u64 = m.cells_per_result[..i].iter().map(|&n| u64::from(n)).sum();
+    let bad = |what: &str| anyhow::anyhow!("Scan answer: cell block {what}");
+    let mut at = 0usize;
+    for _ in 0..skip {
+        let len = cells
+            .get(at..at + 4)
+            .ok_or_else(|| bad("ends inside a cell length"))?;
+        let len = u32::from_be_bytes(len.try_into().expect("4 bytes")) as usize;
+        at = at
+            .checked_add(4 + len)
+            .filter(|&n| n <= cells.len())
+            .ok_or_else(|| bad("has a cell running past its end"))?;
+    }
+    // length, key length, value length, then the key's row length and row.
+    let row_len = cells
+        .get(at + 12..at + 14)
+        .ok_or_else(|| bad("ends inside a row length"))?;
+    let row_len = u16::from_be_bytes([row_len[0], row_len[1]]) as usize;
+    let row = cells
+        .get(at + 14..at + 14 + row_len)
+        .ok_or_else(|| bad("ends inside a row"))?;
+    last.clear();
+    last.extend_from_slice(row);
+    Ok(())
+}
+
 /// A put waiting in the write buffer: its row and where its cells are in the cell buffer.
 struct PendingPut {
     row: [u8; ROW_LENGTH],
@@ -161,6 +202,10 @@ struct RemoteScan {
     /// The scanner open now: its id, server and region end key.
     open: Option<(u64, String, Vec<u8>)>,
     seq: u64,
+    /// The last whole row received, where a scanner that was lost resumes (just past it).
+    last_row: Vec<u8>,
+    /// Failed continuations in a row.
+    retries: usize,
     /// Rows fetched but not yet taken (`scan`'s one row per step).
     buffered: u64,
     exhausted: bool,
@@ -730,6 +775,8 @@ impl Client<'_> {
             next_start: start.to_vec(),
             open: None,
             seq: 0,
+            last_row: Vec::new(),
+            retries: 0,
             buffered: 0,
             exhausted: false,
         }
@@ -748,9 +795,9 @@ impl Client<'_> {
     /// or continues the open one; adds the rows to `scan.buffered`.
     fn scan_fetch(&mut self, scan: &mut RemoteScan) -> Result<()> {
         let caching = self.settings().caching as u32;
-        let (m, end) = if let Some((id, addr, end)) = &scan.open {
+        let (m, end) = if let Some((id, addr, end)) = scan.open.clone() {
             let req = pb::ScanRequest {
-                scanner_id: Some(*id),
+                scanner_id: Some(id),
                 number_of_rows: Some(caching),
                 next_call_seq: Some(scan.seq),
                 client_handles_partials: Some(true),
@@ -758,12 +805,31 @@ impl Client<'_> {
                 track_scan_metrics: Some(true),
                 ..Default::default()
             };
-            let reply = self
+            match self
                 .links
-                .call::<pb::ScanResponse>(addr, "Scan", &req, &[])
-                .context("Scan (next)")?;
-            scan.seq += 1;
-            (reply.message, end.clone())
+                .call::<pb::ScanResponse>(&addr, "Scan", &req, &[])
+            {
+                Ok(reply) => {
+                    note_last_row(&reply.message, reply.cells, &mut scan.last_row)?;
+                    scan.seq += 1;
+                    scan.retries = 0;
+                    (reply.message, end)
+                }
+                Err(e) => {
+                    // The scanner is gone (its region moved or split, the server restarted,
+                    // its lease ran out): as HBase's client does, open a new one just past the
+                    // last whole row received.
+                    self.recover(classify(e, "Scan (next)"), scan.retries)?;
+                    scan.retries += 1;
+                    scan.open = None;
+                    if !scan.last_row.is_empty() {
+                        scan.next_start.clear();
+                        scan.next_start.extend_from_slice(&scan.last_row);
+                        scan.next_start.push(0);
+                    }
+                    return Ok(());
+                }
+            }
         } else {
             let mut answer = None;
             for attempt in 0.. {
@@ -784,6 +850,7 @@ impl Client<'_> {
                     .call::<pb::ScanResponse>(&r.addr, "Scan", &req, &[])
                 {
                     Ok(reply) => {
+                        note_last_row(&reply.message, reply.cells, &mut scan.last_row)?;
                         let m = reply.message;
                         if let Some(id) = m.scanner_id {
                             scan.open = Some((id, r.addr.clone(), r.end.clone()));
@@ -881,6 +948,43 @@ mod tests {
             Failure::Fatal(e) => assert!(e.to_string().contains("line one"), "{e}"),
             _ => panic!("not fatal"),
         }
+    }
+
+    #[test]
+    fn the_last_whole_row_of_an_answer_is_found_in_its_cell_block() {
+        let cell = |row: &[u8]| {
+            let mut b = Vec::new();
+            let key = [
+                &(row.len() as u16).to_be_bytes()[..],
+                row,
+                b"\x01f",
+                b"q",
+                &[0; 9],
+            ]
+            .concat();
+            b.extend_from_slice(&((8 + key.len() + 1) as u32).to_be_bytes());
+            b.extend_from_slice(&(key.len() as u32).to_be_bytes());
+            b.extend_from_slice(&1u32.to_be_bytes());
+            b.extend_from_slice(&key);
+            b.push(b'v');
+            b
+        };
+        let block = [cell(b"r1"), cell(b"r1"), cell(b"r2"), cell(b"r3")].concat();
+        let mut m = pb::ScanResponse {
+            cells_per_result: vec![2, 1, 1],
+            partial_flag_per_result: vec![false, false, true],
+            ..Default::default()
+        };
+        let mut last = b"old".to_vec();
+        note_last_row(&m, &block, &mut last).unwrap();
+        assert_eq!(last, b"r2", "r3 is only part of a row");
+        m.partial_flag_per_result.clear();
+        note_last_row(&m, &block, &mut last).unwrap();
+        assert_eq!(last, b"r3");
+        // A block shorter than its counts say is an error, not a panic.
+        assert!(note_last_row(&m, &block[..block.len() - 20], &mut last).is_err());
+        m.cells_per_result = vec![9, 1];
+        assert!(note_last_row(&m, &block, &mut last).is_err());
     }
 
     #[test]
