@@ -15,6 +15,7 @@ mod cluster;
 mod conn;
 mod links;
 mod locator;
+mod scan;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
