@@ -14,6 +14,7 @@ mod command;
 mod keys;
 mod options;
 mod properties;
+pub mod remote;
 mod report;
 mod table;
 mod zipf;

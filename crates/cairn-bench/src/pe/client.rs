@@ -43,6 +43,9 @@ pub(crate) struct ClientResult {
     pub misses: u64,
     /// Waits on `RegionTooBusy`.
     pub busy_waits: u64,
+    /// Region lookups again after a server said a region was not where the cache put it
+    /// (runs against a cluster only).
+    pub relocations: u64,
     /// Check-and-put calls that did not apply; append retries.
     pub cas_failures: u64,
     /// Requests that took at least `--latencyThreshold` ms (PE's
@@ -66,7 +69,7 @@ pub(crate) struct Shared<'a> {
 
 /// PE's `random.nextInt(Integer.MAX_VALUE) % n`: uniform enough in `0..n` for `n` up to PE's
 /// key space of 2^31 - 1 rows (`n` > 0).
-fn below(rng: &mut SmallRng, n: u64) -> u64 {
+pub(crate) fn below(rng: &mut SmallRng, n: u64) -> u64 {
     rng.random_range(0..i32::MAX as u64) % n
 }
 
@@ -78,6 +81,13 @@ fn below(rng: &mut SmallRng, n: u64) -> u64 {
 /// one-writer put run's CPU at 1 KiB values.
 pub(crate) fn generate_data(rng: &mut impl RngCore, len: usize) -> Vec<u8> {
     let mut b = vec![0u8; len];
+    fill_data(rng, &mut b);
+    b
+}
+
+/// [`generate_data`] into `b` (its whole length), for callers that reuse a buffer.
+pub(crate) fn fill_data(rng: &mut impl RngCore, b: &mut [u8]) {
+    let len = b.len();
     let (mut x, mut left) = (0u64, 0u32);
     let mut letter = || {
         if left == 0 {
@@ -95,7 +105,6 @@ pub(crate) fn generate_data(rng: &mut impl RngCore, len: usize) -> Vec<u8> {
         i += 8;
     }
     b[i..].fill(letter());
-    b
 }
 
 struct Client<'a> {
@@ -174,6 +183,7 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
             rows_returned: 0,
             misses: 0,
             busy_waits: 0,
+            relocations: 0,
             cas_failures: 0,
             over_threshold: 0,
         },
@@ -523,16 +533,21 @@ impl Client<'_> {
 /// Roughly HBase's `Put.heapSize()`, which BufferedMutator sums against its write buffer: each
 /// cell as a KeyValue (its serialized length plus object overhead), plus the Put's own.
 fn put_heap_size(put: &Put) -> usize {
-    const PUT_OVERHEAD: usize = 96;
-    const CELL_OVERHEAD: usize = 64;
     PUT_OVERHEAD
         + put
             .cells
             .iter()
-            .map(|(f, q, _, v)| {
-                CELL_OVERHEAD + KEY_VALUE_FIXED + put.row.len() + f.len() + q.len() + v.len()
-            })
+            .map(|(f, q, _, v)| cell_heap_size(put.row.len(), f.len(), q.len(), v.len()))
             .sum::<usize>()
+}
+
+/// A Put's own share of [`put_heap_size`].
+pub(crate) const PUT_OVERHEAD: usize = 96;
+
+/// One cell's share of [`put_heap_size`], from its parts' lengths.
+pub(crate) fn cell_heap_size(row: usize, family: usize, qualifier: usize, value: usize) -> usize {
+    const CELL_OVERHEAD: usize = 64;
+    CELL_OVERHEAD + KEY_VALUE_FIXED + row + family + qualifier + value
 }
 
 /// KeyValue's fixed bytes: key and value lengths, row length, family length, timestamp, type.

@@ -108,9 +108,12 @@ struct Totals {
     returned: u64,
     misses: u64,
     busy: u64,
+    relocations: u64,
     cas: u64,
     over_threshold: u64,
     rows_per_cpu: f64,
+    /// CPU time per operation (the process's: with a remote run, the client's alone).
+    cpu_us_per_op: f64,
     sum_client_rate: f64,
     hits: u64,
     lookups: u64,
@@ -138,9 +141,11 @@ impl PeReport {
             returned: self.results.iter().map(|r| r.rows_returned).sum(),
             misses: self.results.iter().map(|r| r.misses).sum(),
             busy: self.results.iter().map(|r| r.busy_waits).sum(),
+            relocations: self.results.iter().map(|r| r.relocations).sum(),
             cas: self.results.iter().map(|r| r.cas_failures).sum(),
             over_threshold: self.results.iter().map(|r| r.over_threshold).sum(),
             rows_per_cpu: if cpu > 0.0 { ops as f64 / cpu } else { 0.0 },
+            cpu_us_per_op: if ops > 0 { cpu * 1e6 / ops as f64 } else { 0.0 },
             // PE's "Avg TPS": the sum of each client's rows per second.
             sum_client_rate: self.results.iter().map(|r| per_s(r.ops, r.elapsed)).sum(),
             hits,
@@ -187,6 +192,7 @@ impl PeReport {
             "rows_returned": t.returned,
             "misses": t.misses,
             "busy_waits": t.busy,
+            "relocations": t.relocations,
             "cas_failures": t.cas,
             "cycles": s.cycles,
             "latency_threshold_ms": s.latency_threshold_ms,
@@ -201,6 +207,7 @@ impl PeReport {
                 "sys_s": round3(self.sys.as_secs_f64()),
             },
             "rows_per_cpu_s": round3(t.rows_per_cpu),
+            "cpu_us_per_op": round3(t.cpu_us_per_op),
             "block_cache": {
                 "lookups": t.lookups, "hits": t.hits,
                 "hit_ratio": if t.lookups > 0 {
@@ -283,6 +290,12 @@ impl PeReport {
         if t.busy > 0 {
             line(format!("| waits on a busy region | {} |", t.busy));
         }
+        if t.relocations > 0 {
+            line(format!(
+                "| region lookups after a region moved | {} |",
+                t.relocations
+            ));
+        }
         if s.latency_threshold_ms > 0 {
             line(format!(
                 "| replies over the latency threshold ({} ms) | {} |",
@@ -311,7 +324,10 @@ impl PeReport {
             self.user.as_secs_f64(),
             self.sys.as_secs_f64()
         ));
-        line(format!("| rows per CPU-second | {:.0} |", t.rows_per_cpu));
+        line(format!(
+            "| rows per CPU-second | {:.0} ({:.1} us of CPU per operation) |",
+            t.rows_per_cpu, t.cpu_us_per_op
+        ));
         if let Some(c) = &self.cache_after {
             if t.lookups > 0 {
                 line(format!(
