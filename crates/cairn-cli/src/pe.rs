@@ -55,9 +55,9 @@ compaction: hbase.hstore.compaction.min, hbase.regionserver.maxlogs, …) or its
 core-site.xml and hbase-site.xml; -D names cairn pe does not read are warned about once and
 ignored. hbase.rootdir from the files is ignored (--data says where the store is).
 
-Against a cluster: -D hbase.zookeeper.quorum=HOST[:PORT] (with -D
-hbase.zookeeper.property.clientPort, -D zookeeper.znode.parent) or -D
-hbase.client.bootstrap.servers=HOST:PORT runs the commands over HBase's native RPC against that
+Against a cluster: hbase.zookeeper.quorum=HOST[:PORT] (with hbase.zookeeper.property.clientPort,
+zookeeper.znode.parent) or hbase.client.bootstrap.servers=HOST:PORT, from --conf's
+hbase-site.xml as HBase's PE reads it or from -D, runs the commands over HBase's native RPC against that
 cluster (cairn or HBase) instead of an embedded store: sequentialWrite, randomWrite,
 sequentialRead, randomRead, scan and scanRange*; --oneCon=true shares one connection per server;
 the CPU time reported is the client's alone.
@@ -307,8 +307,7 @@ type Properties = Vec<(String, String)>;
 /// The properties pe applies: the configuration directory's and the `-D`s that pe reads, and
 /// the file each came from. `hbase.rootdir` from a file is left out: `--data` says where the
 /// store is (a `-D` of it is refused by name).
-fn properties(a: &PeArgs) -> Result<(Properties, BTreeMap<String, String>)> {
-    let site = crate::site::Site::load("pe", a.conf.as_deref(), &a.properties, pe::reads_property)?;
+fn properties(site: &crate::site::Site) -> Result<(Properties, BTreeMap<String, String>)> {
     let mut props = Vec::new();
     let mut sources = BTreeMap::new();
     for p in site.read(pe::reads_property)? {
@@ -401,19 +400,28 @@ impl PeArgs {
     }
 }
 
+/// Whether pe reads property `name`: the embedded server's properties, and the client's that
+/// name a cluster to run against.
+fn reads(name: &str) -> bool {
+    pe::reads_property(name) || pe::remote::ClusterConfig::reads(name)
+}
+
 pub fn run(a: PeArgs) -> Result<ExitCode> {
-    // Client properties naming a cluster: run against it over RPC.
-    let cluster = pe::remote::ClusterConfig::from_properties(|k| {
-        let v = a.properties.iter().rev().find(|(n, _)| n == k);
-        v.map(|(_, v)| v.clone())
-    });
+    // Bad option values are bad usage (exit 2), as clap's own errors are.
+    let site = match crate::site::Site::load("pe", a.conf.as_deref(), &a.properties, reads) {
+        Ok(s) => s,
+        Err(e) => return Ok(crate::usage_error("pe", &e)),
+    };
+    // Client properties naming a cluster (hbase-site.xml's or -D's): run against it over RPC,
+    // as HBase's PE does with the same configuration.
+    let cluster =
+        pe::remote::ClusterConfig::from_properties(|k| site.get(k).ok().flatten().map(|p| p.value));
     match cluster {
         Err(e) => return Ok(crate::usage_error("pe", &e)),
-        Ok(Some(cluster)) => return run_remote(&a, &cluster),
+        Ok(Some(cluster)) => return run_remote(&a, &site, &cluster),
         Ok(None) => {}
     }
-    // Bad option values are bad usage (exit 2), as clap's own errors are.
-    let (props, sources) = match properties(&a) {
+    let (props, sources) = match properties(&site) {
         Ok(p) => p,
         Err(e) => return Ok(crate::usage_error("pe", &e)),
     };
@@ -430,8 +438,18 @@ pub fn run(a: PeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_remote(a: &PeArgs, cluster: &pe::remote::ClusterConfig) -> Result<ExitCode> {
-    let plan = match pe::remote::RemotePlan::new(&a.options()) {
+fn run_remote(
+    a: &PeArgs,
+    site: &crate::site::Site,
+    cluster: &pe::remote::ClusterConfig,
+) -> Result<ExitCode> {
+    // The -Ds only: the files hold every daemon's properties, which a client does not read.
+    let defines = site
+        .defines()?
+        .into_iter()
+        .map(|p| (p.name, p.value))
+        .collect();
+    let plan = match pe::remote::RemotePlan::new(&a.options(defines, BTreeMap::new())) {
         Ok(p) => p,
         Err(e) => return Ok(crate::usage_error("pe", &e)),
     };

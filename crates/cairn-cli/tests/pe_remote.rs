@@ -93,6 +93,27 @@ fn rows_written_over_rpc_are_all_read_back() {
 
     all_found(&pe(&server, &c, &with(&["sequentialRead", "2"])), 600);
     all_found(&pe(&server, &c, &with(&["randomRead", "2"])), 600);
+    // The same client configuration from an hbase-site.xml (`--conf`), as HBase's PE takes it.
+    let conf = tempfile::tempdir().unwrap();
+    std::fs::write(
+        conf.path().join("hbase-site.xml"),
+        format!(
+            "<configuration><property><name>hbase.client.registry.impl</name>\
+             <value>org.apache.hadoop.hbase.client.RpcConnectionRegistry</value></property>\
+             <property><name>hbase.client.bootstrap.servers</name><value>{}</value>\
+             </property></configuration>",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let site = ["--conf".to_string(), conf.path().display().to_string()];
+    let from_site = pe(&server, &site, &with(&["randomRead", "2"]));
+    all_found(&from_site, 600);
+    let target = from_site["data_dir"].as_str().unwrap_or_default();
+    assert!(
+        target.contains(&server.addr),
+        "not run against the server: {from_site}"
+    );
     // Batches of 7 gets as one Multi, the last partial batch sent at the end.
     let m = pe(&server, &c, &with(&["--multiGet=7", "randomRead", "2"]));
     all_found(&m, 600);
