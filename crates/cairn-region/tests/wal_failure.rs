@@ -2,7 +2,9 @@
 //! (reads go on) until the background thread has started a new WAL segment and flushed every
 //! memstore, then taken again, with no restart; a disk still full keeps writes refused until
 //! it is freed; after a machine crash every acknowledged put is back. Runs over the
-//! fault-injection filesystem, through which the WAL writes its stream segments (`hsync`).
+//! fault-injection filesystem, through which the WAL writes its stream segments (`hflush` for
+//! SYNC_WAL, as on HDFS, where the region server's machine dying leaves the DataNodes' copies:
+//! the crash here keeps hflushed WAL bytes).
 
 use std::io;
 use std::path::Path;
@@ -67,6 +69,7 @@ fn put_when_recovered(s: &RegionServer, t: &TableName, n: u32) {
 fn a_failed_wal_sync_refuses_writes_until_the_server_recovers_by_itself() {
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFileSystem::new(Arc::new(LocalFileSystem), 7);
+    fs.set_hflush_survives(Some("WALs"));
     let s = open(dir.path(), &fs);
     let t = table(&s);
     let mut acked = Vec::new();
@@ -75,15 +78,15 @@ fn a_failed_wal_sync_refuses_writes_until_the_server_recovers_by_itself() {
         acked.push(n);
     }
 
-    // One failed hsync of the WAL: that put is refused, and so is every put after it until
+    // One failed hflush of the WAL (SYNC_WAL's sync): that put is refused, and so is every put after it until
     // the WAL is recovered.
     fs.add_rule(
-        FaultRule::new(FaultOp::Hsync, Fault::Io)
+        FaultRule::new(FaultOp::Hflush, Fault::Io)
             .on_paths_containing("WALs")
             .times(1),
     );
     let e = put(&s, &t, 100).unwrap_err().to_string();
-    assert!(e.contains("hsync") && e.contains("WALs"), "{e}");
+    assert!(e.contains("hflush") && e.contains("WALs"), "{e}");
     let failure = s.write_failure().expect("the WAL failed");
     assert_eq!(
         failure.matches("Input/output error").count(),
@@ -103,7 +106,7 @@ fn a_failed_wal_sync_refuses_writes_until_the_server_recovers_by_itself() {
     // space is freed.
     fs.set_full(true);
     fs.add_rule(
-        FaultRule::new(FaultOp::Hsync, Fault::Io)
+        FaultRule::new(FaultOp::Hflush, Fault::Io)
             .on_paths_containing("WALs")
             .times(1),
     );

@@ -201,6 +201,8 @@ struct State {
     countdown: Option<(u64, io::ErrorKind, String)>,
     full: bool,
     strict_dirs: bool,
+    /// Paths whose `hflush`ed bytes survive a crash (see `set_hflush_survives`).
+    hflush_survives: Option<String>,
     injected: u64,
 }
 
@@ -250,6 +252,7 @@ impl FaultFileSystem {
                 countdown: None,
                 full: false,
                 strict_dirs: false,
+                hflush_survives: None,
                 injected: 0,
             }),
             gate: RwLock::new(()),
@@ -311,6 +314,14 @@ impl FaultFileSystem {
     /// default): names are durable at once (HDFS, whose NameNode logs them).
     pub fn set_strict_dirs(&self, strict: bool) {
         self.lock().strict_dirs = strict;
+    }
+
+    /// `Some(part)`: bytes `hflush`ed to a file whose path contains `part` survive a
+    /// [`crash`](Self::crash), as a WAL's on HDFS does when the region server's machine dies
+    /// and the DataNodes holding the bytes do not. `None` (the default): only `hsync`ed bytes
+    /// survive, as after a power loss of every machine.
+    pub fn set_hflush_survives(&self, part: Option<&str>) {
+        self.lock().hflush_survives = part.map(str::to_string);
     }
 
     /// Bytes written to `path` through this file system and not yet made durable by `hsync`

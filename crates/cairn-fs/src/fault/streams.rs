@@ -88,7 +88,18 @@ impl FsOutput for FaultOutput {
         self.fs
             .check(FaultOp::Hflush, &self.path)
             .map_err(|(_, e)| e)?;
-        self.push()
+        self.push()?;
+        let mut s = self.fs.lock();
+        let survives = s
+            .hflush_survives
+            .as_deref()
+            .is_some_and(|part| self.path.to_string_lossy().contains(part));
+        if survives {
+            if let Some(t) = s.files.get_mut(&self.path) {
+                t.synced = t.written;
+            }
+        }
+        Ok(())
     }
 
     fn hsync(&mut self) -> io::Result<()> {

@@ -63,6 +63,38 @@ fn a_failed_hsync_loses_its_bytes_even_after_a_later_one_succeeds() {
 }
 
 #[test]
+fn hflushed_bytes_survive_a_crash_only_on_the_paths_named() {
+    let (dir, fs) = setup();
+    let wal = dir.path().join("WALs-1");
+    let other = dir.path().join("store");
+    for p in [&wal, &other] {
+        let mut out = fs.create(p).unwrap();
+        out.write_all(b"aaa").unwrap();
+        out.hsync().unwrap();
+        out.write_all(b"bbb").unwrap();
+        out.hflush().unwrap();
+        std::mem::forget(out);
+    }
+    fs.set_hflush_survives(Some("WALs"));
+    let mut out = fs.create(&wal.with_extension("2")).unwrap();
+    out.write_all(b"ccc").unwrap();
+    out.hflush().unwrap();
+    std::mem::forget(out);
+    fs.crash().unwrap();
+    assert_eq!(on_disk(&other), b"aaa", "hflushed only: lost");
+    assert_eq!(
+        on_disk(&wal),
+        b"aaa",
+        "hflushed before the mode was set: lost"
+    );
+    assert_eq!(
+        on_disk(&wal.with_extension("2")),
+        b"ccc",
+        "hflushed on a named path: kept"
+    );
+}
+
+#[test]
 fn a_full_disk_refuses_creates_and_writes_until_freed() {
     let (dir, fs) = setup();
     let p = dir.path().join("f");

@@ -63,6 +63,16 @@ impl Region {
                 .collect();
             (snaps, seq)
         };
+        // What the files will hold must be durable in the WAL first (HBase syncs its WAL to
+        // the flush's sequence id before committing a flush): a store file is synced, and a
+        // machine crash after one family's file but before the WAL's sync would leave a row's
+        // write in that family and lose it in the others. A WAL that failed cannot be synced;
+        // its recovery flushes to make its edits durable.
+        if let Some(wal) = self.wal.get() {
+            if !snapshots.is_empty() && wal.failure().is_none() {
+                wal.sync(true)?;
+            }
+        }
         let mut outcome = FlushOutcome {
             sequence_id: snapshots.iter().map(|s| s.2).min().unwrap_or(seq),
             ..Default::default()
