@@ -53,6 +53,26 @@ pub(crate) struct ClientResult {
     pub over_threshold: u64,
 }
 
+impl ClientResult {
+    /// Nothing counted yet for client `index`, whose rows start at `offset`.
+    pub(crate) fn new(index: usize, offset: u64, rows: u64) -> ClientResult {
+        ClientResult {
+            index,
+            offset,
+            rows,
+            ops: 0,
+            elapsed: Duration::ZERO,
+            latency: Histogram::new(3).expect("3 significant digits is valid"),
+            rows_returned: 0,
+            misses: 0,
+            busy_waits: 0,
+            relocations: 0,
+            cas_failures: 0,
+            over_threshold: 0,
+        }
+    }
+}
+
 /// Shared by every client of a run.
 pub(crate) struct Shared<'a> {
     pub server: &'a Arc<RegionServer>,
@@ -173,30 +193,54 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
         puts: Vec::new(),
         buffered_bytes: 0,
         scanner: None,
-        result: ClientResult {
-            index,
-            offset: first,
-            rows: s.rows,
-            ops: 0,
-            elapsed: Duration::ZERO,
-            latency: Histogram::new(3).expect("3 significant digits is valid"),
-            rows_returned: 0,
-            misses: 0,
-            busy_waits: 0,
-            relocations: 0,
-            cas_failures: 0,
-            over_threshold: 0,
-        },
+        result: ClientResult::new(index, first, s.rows),
     })
 }
 
 /// The timed loop of a client set up by [`setup`]: rows `offset..offset + rows`.
 fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
-    let (sh, s) = (c.sh, c.sh.settings);
-    let (first, last) = (c.result.offset, c.result.offset + s.rows);
+    let sh = c.sh;
+    let started = Instant::now();
+    timed_rows(&mut c, sh.settings, sh.bar, sh.abort, index)?;
+    // PE's testTakedown: a partial multi-get batch is still sent (its time counts toward the
+    // client's, not toward the latency histogram).
+    c.flush_batches()?;
+    c.result.elapsed = started.elapsed();
+    Ok(c.result)
+}
+
+/// A client the timed loop drives, embedded or over RPC.
+pub(crate) trait RowTest {
+    /// Runs PE's test for row `i`; whether a request went out (a batch counts when sent).
+    fn test_row(&mut self, i: u64) -> Result<bool>;
+    /// Where its counts go.
+    fn result(&mut self) -> &mut ClientResult;
+}
+
+impl RowTest for Client<'_> {
+    fn test_row(&mut self, i: u64) -> Result<bool> {
+        Client::test_row(self, i)
+    }
+    fn result(&mut self) -> &mut ClientResult {
+        &mut self.result
+    }
+}
+
+/// PE's timed loop over the client's rows `offset..offset + rows`, `--cycles` times, every
+/// `1 / --sampleRate`th row: each row's latency past `--measureAfter` recorded, and
+/// `--latencyThreshold` counted; the progress bar advanced and `abort` heeded every 1,024
+/// rows. The caller sends what is still batched and sets the elapsed time.
+pub(crate) fn timed_rows(
+    c: &mut impl RowTest,
+    s: &Settings,
+    bar: &ProgressBar,
+    abort: &AtomicBool,
+    index: usize,
+) -> Result<()> {
+    let first = c.result().offset;
+    let last = first + s.rows;
     // PE: `everyN = (int) (totalRows / (totalRows * sampleRate))`.
     let every_n = ((1.0 / s.sample_rate) as u64).max(1);
-    let started = Instant::now();
     let mut since_tick = 0u64;
     let threshold_us = s.latency_threshold_ms.saturating_mul(1000);
     'cycles: for _ in 0..s.cycles {
@@ -207,37 +251,34 @@ fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
             let t = Instant::now();
             let sent = c
                 .test_row(i)
-                .with_context(|| format!("client {index}, row {}", i))?;
+                .with_context(|| format!("client {index}, row {i}"))?;
+            let r = c.result();
             // PE measures rows past `--measureAfter` of the client's range only (by default
             // all but the first), and a batch only when it is sent.
             if sent && i - first > s.measure_after {
                 let us = t.elapsed().as_micros().max(1) as u64;
                 // `record` grows the auto-resizing histogram; `saturating_record` alone would
                 // clamp every latency past its initial range (2047 us).
-                if c.result.latency.record(us).is_err() {
-                    c.result.latency.saturating_record(us);
+                if r.latency.record(us).is_err() {
+                    r.latency.saturating_record(us);
                 }
                 if threshold_us > 0 && us >= threshold_us {
-                    c.result.over_threshold += 1;
+                    r.over_threshold += 1;
                 }
             }
-            c.result.ops += 1;
+            r.ops += 1;
             since_tick += 1;
             if since_tick == 1024 {
-                sh.bar.inc(since_tick);
+                bar.inc(since_tick);
                 since_tick = 0;
-                if sh.abort.load(Ordering::Relaxed) {
+                if abort.load(Ordering::Relaxed) {
                     break 'cycles;
                 }
             }
         }
     }
-    sh.bar.inc(since_tick);
-    // PE's testTakedown: a partial multi-get batch is still sent (its time counts toward the
-    // client's, not toward the latency histogram).
-    c.flush_batches()?;
-    c.result.elapsed = started.elapsed();
-    Ok(c.result)
+    bar.inc(since_tick);
+    Ok(())
 }
 
 impl Client<'_> {

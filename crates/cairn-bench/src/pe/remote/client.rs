@@ -8,15 +8,14 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use cairn_cell::{CellType, LATEST_TIMESTAMP};
 use cairn_rpc::client::ClientError;
 use cairn_rpc::pb;
-use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use prost::Message;
 use rand::rngs::SmallRng;
@@ -25,7 +24,9 @@ use rand::{Rng, SeedableRng};
 use super::links::{Links, SharedPool};
 use super::locator::{Locator, Regions};
 use super::scan::RemoteScan;
-use crate::pe::client::{below, cell_heap_size, fill_data, ClientResult, PUT_OVERHEAD};
+use crate::pe::client::{
+    below, cell_heap_size, fill_data, timed_rows, ClientResult, RowTest, PUT_OVERHEAD,
+};
 use crate::pe::command::PeCommand;
 use crate::pe::keys::{FAMILY_NAME_BASE, ROW_LENGTH};
 use crate::pe::options::Settings;
@@ -237,61 +238,15 @@ fn setup<'a>(sh: &'a Shared<'a>, index: usize) -> Result<Client<'a>> {
         buffered_bytes: 0,
         block: Vec::new(),
         scanner: None,
-        result: ClientResult {
-            index,
-            offset: first,
-            rows: s.rows,
-            ops: 0,
-            elapsed: Duration::ZERO,
-            latency: Histogram::new(3).expect("3 significant digits is valid"),
-            rows_returned: 0,
-            misses: 0,
-            busy_waits: 0,
-            relocations: 0,
-            cas_failures: 0,
-            over_threshold: 0,
-        },
+        result: ClientResult::new(index, first, s.rows),
     })
 }
 
 /// The timed loop: rows `offset..offset + rows`, as the embedded client runs them.
 fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
-    let (sh, s) = (c.sh, c.sh.settings);
-    let (first, last) = (c.result.offset, c.result.offset + s.rows);
-    let every_n = ((1.0 / s.sample_rate) as u64).max(1);
+    let sh = c.sh;
     let started = Instant::now();
-    let mut since_tick = 0u64;
-    let threshold_us = s.latency_threshold_ms.saturating_mul(1000);
-    'cycles: for _ in 0..s.cycles {
-        for i in first..last {
-            if i % every_n != 0 {
-                continue;
-            }
-            let t = Instant::now();
-            let sent = c
-                .test_row(i)
-                .with_context(|| format!("client {index}, row {i}"))?;
-            if sent && i - first > s.measure_after {
-                let us = t.elapsed().as_micros().max(1) as u64;
-                if c.result.latency.record(us).is_err() {
-                    c.result.latency.saturating_record(us);
-                }
-                if threshold_us > 0 && us >= threshold_us {
-                    c.result.over_threshold += 1;
-                }
-            }
-            c.result.ops += 1;
-            since_tick += 1;
-            if since_tick == 1024 {
-                sh.bar.inc(since_tick);
-                since_tick = 0;
-                if sh.abort.load(Ordering::Relaxed) {
-                    break 'cycles;
-                }
-            }
-        }
-    }
-    sh.bar.inc(since_tick);
+    timed_rows(&mut c, sh.settings, sh.bar, sh.abort, index)?;
     // PE's testTakedown: a partial batch is still sent, the write buffer flushed.
     c.flush_gets()?;
     c.flush_puts()?;
@@ -300,6 +255,15 @@ fn timed(mut c: Client<'_>, index: usize) -> Result<ClientResult> {
     }
     c.result.elapsed = started.elapsed();
     Ok(c.result)
+}
+
+impl RowTest for Client<'_> {
+    fn test_row(&mut self, i: u64) -> Result<bool> {
+        Client::test_row(self, i)
+    }
+    fn result(&mut self) -> &mut ClientResult {
+        &mut self.result
+    }
 }
 
 impl Client<'_> {
