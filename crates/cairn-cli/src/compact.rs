@@ -65,22 +65,9 @@ const TOOL: &[&str] = &[
     "hbase.compactiontool.delete",
 ];
 
-/// The compaction policy's properties ([`CompactionConfig::set`]).
-const POLICY: &[&str] = &[
-    "hbase.hstore.compaction.min",
-    "hbase.hstore.compactionThreshold",
-    "hbase.hstore.compaction.max",
-    "hbase.hstore.compaction.ratio",
-    "hbase.hstore.compaction.min.size",
-    "hbase.hstore.compaction.max.size",
-    "hbase.hstore.blockingStoreFiles",
-    "hbase.hregion.majorcompaction",
-    "hbase.hregion.majorcompaction.jitter",
-];
-
 /// Whether `cairn compact` reads `name`.
 fn reads(name: &str) -> bool {
-    TOOL.contains(&name) || POLICY.contains(&name)
+    TOOL.contains(&name) || CompactionConfig::PROPERTIES.contains(&name)
 }
 
 /// A CompactionTool boolean property: `true` or `false`, as Hadoop's `getBoolean` reads it.
@@ -228,7 +215,7 @@ mod tests {
     /// Every listed name is read: a malformed value is refused.
     #[test]
     fn every_listed_name_is_read() {
-        for name in POLICY {
+        for name in CompactionConfig::PROPERTIES {
             let mut c = CompactionConfig::default();
             assert!(c.set(name, "not-a-number").is_err(), "{name}");
         }

@@ -39,6 +39,19 @@ impl Default for CompactionConfig {
 }
 
 impl CompactionConfig {
+    /// The HBase properties [`set`](Self::set) reads.
+    pub const PROPERTIES: &'static [&'static str] = &[
+        "hbase.hstore.compaction.min",
+        "hbase.hstore.compactionThreshold",
+        "hbase.hstore.compaction.max",
+        "hbase.hstore.compaction.ratio",
+        "hbase.hstore.compaction.min.size",
+        "hbase.hstore.compaction.max.size",
+        "hbase.hstore.blockingStoreFiles",
+        "hbase.hregion.majorcompaction",
+        "hbase.hregion.majorcompaction.jitter",
+    ];
+
     /// Applies an HBase property; unknown names are ignored.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let bad = || format!("{key} = {value:?} is not valid");

@@ -171,6 +171,30 @@ pub fn parse_cluster_id(data: &[u8]) -> Result<String, ZnodeError> {
     Ok(String::from_utf8_lossy(payload).into_owned())
 }
 
+/// HBase's `hbase.zookeeper.quorum` as a ZooKeeper connect string: every host with a port
+/// (`client_port`, `hbase.zookeeper.property.clientPort`, for those given without), then the
+/// chroot (`/path` after the last host) if any.
+pub fn connect_string(quorum: &str, client_port: u16) -> String {
+    let q = quorum.trim();
+    let (hosts, chroot) = match q.find('/') {
+        Some(i) => (&q[..i], &q[i..]),
+        None => (q, ""),
+    };
+    let hosts: Vec<String> = hosts
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|h| {
+            if h.contains(':') {
+                h.to_string()
+            } else {
+                format!("{h}:{client_port}")
+            }
+        })
+        .collect();
+    format!("{}{chroot}", hosts.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,24 +75,7 @@ impl ZkConfig {
     /// The quorum as a ZooKeeper connect string: every host with a port (the client port for
     /// those given without), then the chroot if any.
     pub fn connect_string(&self) -> String {
-        let q = self.quorum.trim();
-        let (hosts, chroot) = match q.find('/') {
-            Some(i) => (&q[..i], &q[i..]),
-            None => (q, ""),
-        };
-        let hosts: Vec<String> = hosts
-            .split(',')
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
-            .map(|h| {
-                if h.contains(':') {
-                    h.to_string()
-                } else {
-                    format!("{h}:{}", self.client_port)
-                }
-            })
-            .collect();
-        format!("{}{chroot}", hosts.join(","))
+        cairn_rpc::znode::connect_string(&self.quorum, self.client_port)
     }
 
     /// The path of `child` under the base znode.

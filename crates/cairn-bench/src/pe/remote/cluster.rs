@@ -101,7 +101,7 @@ impl ClusterConfig {
         }
         Ok(Some(ClusterConfig {
             registry: Registry::ZooKeeper {
-                connect: connect_string(&quorum, port),
+                connect: cairn_rpc::znode::connect_string(&quorum, port),
                 parent: parent.trim_end_matches('/').to_string(),
             },
         }))
@@ -150,28 +150,6 @@ impl ClusterConfig {
 pub(crate) struct Locations {
     pub master: String,
     pub meta: String,
-}
-
-/// ZooKeeper's connect string for `quorum`: hosts without a port get `port`; a chroot
-/// (`/path` after the last host) stays at the end.
-fn connect_string(quorum: &str, port: u16) -> String {
-    let (hosts, chroot) = match quorum.find('/') {
-        Some(i) => (&quorum[..i], &quorum[i..]),
-        None => (quorum, ""),
-    };
-    let hosts: Vec<String> = hosts
-        .split(',')
-        .map(str::trim)
-        .filter(|h| !h.is_empty())
-        .map(|h| {
-            if h.contains(':') {
-                h.to_string()
-            } else {
-                format!("{h}:{port}")
-            }
-        })
-        .collect();
-    format!("{}{chroot}", hosts.join(","))
 }
 
 fn server_addr(sn: &pb::ServerName) -> String {
